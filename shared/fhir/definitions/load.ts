@@ -22,3 +22,8 @@ export function loadDefinitionBundle<T = any>(file: string): DefinitionBundle<T>
   }
   return bundle as DefinitionBundle<T>
 }
+
+/** Drops the parsed bundles (tens of MB) once the tables built from them exist; a later load re-reads. */
+export function releaseDefinitionBundles(): void {
+  cache.clear()
+}

@@ -1,0 +1,31 @@
+// The Elysia application: health endpoints and the FHIR surface, from explicit dependencies.
+import { Elysia } from 'elysia'
+import type { ApiKeyVerifier } from '../shared/auth/api-keys'
+import type { Config } from '../shared/config'
+import type { Sql } from '../shared/db/client'
+import type { Repo } from '../shared/fhir/repo/repo'
+import type { Redis } from '../shared/redis'
+import { fhirRoutes } from './fhir/routes'
+
+export interface AppDeps {
+  config: Config
+  sql: Sql
+  redis: Redis
+  repo: Repo
+  verifier: ApiKeyVerifier
+}
+
+export function createApp(deps: AppDeps) {
+  return new Elysia()
+    .get('/healthz', () => ({ status: 'ok' }))
+    .get('/readyz', async ({ set }) => {
+      const [db, redis] = await Promise.all([
+        deps.sql`select 1`.then(() => 'ok', (e) => `down: ${e.message}`),
+        deps.redis.ping().then(() => 'ok', (e) => `down: ${e.message}`),
+      ])
+      const ready = db === 'ok' && redis === 'ok'
+      set.status = ready ? 200 : 503
+      return { status: ready ? 'ready' : 'not ready', database: db, redis }
+    })
+    .use(fhirRoutes(deps))
+}

@@ -1,0 +1,38 @@
+// FhirResponse -> HTTP Response: the negotiated format, pretty printing, and the headers each
+// interaction sets (ETag, Last-Modified, Location, Content-Location).
+import { toFhirXml } from '../../shared/fhir/format/xml-write'
+import type { FhirResponse } from '../../shared/fhir/request'
+import type { Format } from './negotiate'
+
+const CONTENT_TYPE: Record<Format, string> = {
+  json: 'application/fhir+json;charset=utf-8',
+  xml: 'application/fhir+xml;charset=utf-8',
+}
+
+export interface RenderOptions {
+  format: Format
+  pretty: boolean
+  head?: boolean
+  requestId?: string
+}
+
+export function render(res: FhirResponse, opts: RenderOptions): Response {
+  const headers: Record<string, string> = { ...(res.headers ?? {}) }
+  if (opts.requestId) headers['x-request-id'] = opts.requestId
+  if (res.etag) headers.etag = res.etag
+  if (res.lastModified) headers['last-modified'] = res.lastModified.toUTCString()
+  if (res.location) headers.location = res.location
+  if (res.contentLocation) headers['content-location'] = res.contentLocation
+  const body = res.status === 304 ? undefined : serialize(res, opts)
+  if (body !== undefined) headers['content-type'] = CONTENT_TYPE[opts.format]
+  return new Response(opts.head ? null : body, { status: res.status, headers })
+}
+
+function serialize(res: FhirResponse, opts: RenderOptions): string | undefined {
+  if (res.resource === undefined && res.text === undefined) return undefined
+  // The stored JSON text goes out as is unless it must be re-shaped.
+  if (opts.format === 'json' && !opts.pretty && res.text !== undefined) return res.text
+  const resource = res.resource ?? JSON.parse(res.text as string)
+  if (opts.format === 'xml') return toFhirXml(resource, { pretty: opts.pretty })
+  return opts.pretty ? JSON.stringify(resource, null, 2) : JSON.stringify(resource)
+}

@@ -1,0 +1,82 @@
+// HTTP adapter for /fhir: route -> negotiate -> authenticate -> shared FHIR router -> render.
+import { Elysia } from 'elysia'
+import type { ApiKeyVerifier } from '../../shared/auth/api-keys'
+import type { Config } from '../../shared/config'
+import { AppError } from '../../shared/errors'
+import { log } from '../../shared/log'
+import { errorOutcome, toAppError } from '../../shared/fhir/outcome'
+import type { Repo } from '../../shared/fhir/repo/repo'
+import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/request'
+import { requiredScope, route } from '../../shared/fhir/router'
+import { authenticate, authorize } from '../http/auth'
+import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate'
+import { render } from './respond'
+
+export interface FhirDeps {
+  config: Config
+  repo: Repo
+  verifier: ApiKeyVerifier
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
+
+export function fhirRoutes(deps: FhirDeps) {
+  const ctx: FhirContext = { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir` }
+  const handle = ({ request }: { request: Request }) => handleFhir(request, ctx, deps)
+  return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
+}
+
+async function handleFhir(request: Request, ctx: FhirContext, deps: FhirDeps): Promise<Response> {
+  const url = new URL(request.url)
+  const query = url.searchParams
+  const accept = request.headers.get('accept')
+  const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()
+  let format: Format = 'json'
+  const pretty = wantsPretty(query.get('_pretty'), accept, deps.config.defaultPretty)
+  const head = request.method === 'HEAD'
+  try {
+    format = responseFormat(query.get('_format'), accept)
+    if (!METHODS.has(request.method)) throw new AppError('not-allowed', `HTTP method ${request.method} is not supported`)
+    const path = url.pathname.slice('/fhir'.length).split('/').filter(Boolean).map(decodeURIComponent)
+    const req: FhirRequest = {
+      method: request.method as FhirMethod,
+      path,
+      query,
+      headers: {
+        ifMatch: request.headers.get('if-match') ?? undefined,
+        ifNoneMatch: request.headers.get('if-none-match') ?? undefined,
+        ifModifiedSince: request.headers.get('if-modified-since') ?? undefined,
+        ifNoneExist: request.headers.get('if-none-exist') ?? undefined,
+        prefer: request.headers.get('prefer') ?? undefined,
+        contentType: request.headers.get('content-type') ?? undefined,
+      },
+    }
+    if (!deps.config.authDisabled && !(path[0] === 'metadata' && path.length === 1)) {
+      const principal = await authenticate(deps.verifier, request.headers.get('authorization'))
+      authorize(principal, requiredScope(req))
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE') {
+      req.body = parseBody(await readBody(request, deps.config.maxBodyBytes), request.headers.get('content-type'))
+    }
+    const res = await route(req, ctx)
+    return render(res, { format, pretty, head, requestId })
+  } catch (err) {
+    const appErr = toAppError(err)
+    if (appErr.category === 'fault') log.error('request failed', { requestId, method: request.method, url: request.url, err: String((err as Error)?.stack ?? err) })
+    const headers: Record<string, string> = {}
+    if (appErr.category === 'unauthorized') headers['www-authenticate'] = 'Bearer'
+    const etag = appErr.details.etag as string | undefined
+    return render(
+      { status: appErr.status, resource: errorOutcome(appErr), headers, etag, lastModified: appErr.details.lastModified as Date | undefined },
+      { format, pretty, head, requestId },
+    )
+  }
+}
+
+async function readBody(request: Request, max: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? 0)
+  if (declared > max) throw new AppError('too-large', `Request body of ${declared} bytes exceeds the limit of ${max} bytes`)
+  const text = await request.text()
+  if (Buffer.byteLength(text) > max) throw new AppError('too-large', `Request body exceeds the limit of ${max} bytes`)
+  return text
+}

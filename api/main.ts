@@ -1,0 +1,42 @@
+// Composition root of an API node: config -> database -> Redis -> repo -> app -> listen.
+import { ApiKeyVerifier, ensureBootstrapKey } from '../shared/auth/api-keys'
+import type { Config } from '../shared/config'
+import { prepareFhirDefinitions } from '../shared/fhir/prepare'
+import { Repo } from '../shared/fhir/repo/repo'
+import { log } from '../shared/log'
+import { configOrExit, onShutdown, openRuntime } from '../shared/runtime'
+import { createApp } from './app'
+
+export interface ApiNode {
+  port: number
+  stop(): Promise<void>
+}
+
+export async function startApi(config: Config): Promise<ApiNode> {
+  prepareFhirDefinitions()
+  const rt = await openRuntime(config, 'producer')
+  const bootstrapKey = await ensureBootstrapKey(rt.sql)
+  const repo = new Repo(rt.sql)
+  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
+  const app = createApp({ config, sql: rt.sql, redis: rt.redis, repo, verifier })
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
+  const port = app.server?.port ?? config.port
+  log.info('api listening', { port, fhirBase: `${config.publicBaseUrl}/fhir` })
+  if (bootstrapKey) {
+    process.stdout.write(`\nFirst start: created an admin API key (shown once, keep it):\n\n  ${bootstrapKey}\n\n`)
+  }
+  process.stdout.write(`FHIR base: ${config.publicBaseUrl}/fhir\n`)
+  return {
+    port,
+    async stop() {
+      await app.stop()
+      await rt.close()
+    },
+  }
+}
+
+if (import.meta.main) {
+  const config = configOrExit()
+  const node = await startApi(config)
+  onShutdown(() => node.stop())
+}

@@ -1,0 +1,65 @@
+// Starts an API node as its own process on a fresh benchmark database, like production would run it.
+import { createSql } from '../shared/db/client'
+
+export const BENCH_KEY = 'bench-admin-key-0123456789abcdef'
+
+export interface BenchServer {
+  base: string
+  pid: number
+  rssMb(): number
+  stop(): Promise<void>
+}
+
+export async function startBenchServer(port = 18080, env: Record<string, string> = {}): Promise<BenchServer> {
+  const db = `bench_${Date.now().toString(36)}`
+  const pg = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432'
+  const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
+    cwd: `${import.meta.dir}/..`,
+    env: { ...process.env, DATABASE_URL: `${pg}/${db}`, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break
+    } catch {}
+    await Bun.sleep(100)
+  }
+  return {
+    base,
+    pid: proc.pid,
+    rssMb() {
+      const status = require('node:fs').readFileSync(`/proc/${proc.pid}/status`, 'utf8') as string
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      return Math.round(kb / 1024)
+    },
+    async stop() {
+      proc.kill('SIGTERM')
+      await proc.exited
+      const admin = createSql(`${pg}/postgres`, { max: 1 })
+      await admin`drop database if exists ${admin(db)} with (force)`
+      await admin.end()
+    },
+  }
+}
+
+/** Runs wrk and returns requests/s and latency percentiles (ms). */
+export async function wrk(url: string, opts: { connections: number; seconds: number; threads?: number; script?: string }): Promise<{ rps: number; p50: number; p90: number; p99: number; errors: number; raw: string }> {
+  const args = ['wrk', `-t${opts.threads ?? 2}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', '-H', `Authorization: Bearer ${BENCH_KEY}`]
+  if (opts.script) args.push('-s', opts.script)
+  args.push(url)
+  const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'inherit' })
+  const raw = await new Response(p.stdout).text()
+  await p.exited
+  const ms = (label: string) => {
+    const m = new RegExp(`^\\s*${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(raw)
+    if (!m) return Number.NaN
+    const v = Number(m[1])
+    return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v
+  }
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(raw)?.[1] ?? 0)
+  const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(raw)
+  const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0)
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(raw)?.[1] ?? 0), p50: ms('50'), p90: ms('90'), p99: ms('99'), errors, raw }
+}

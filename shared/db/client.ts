@@ -1,0 +1,32 @@
+// The postgres.js client. No transforms (postgres.camel would rewrite keys inside jsonb too).
+import postgres from 'postgres'
+
+export type Sql = postgres.Sql<{}>
+export type TxSql = postgres.TransactionSql<{}>
+
+export function createSql(url: string, opts: { max?: number } = {}): Sql {
+  return postgres(url, {
+    max: opts.max ?? 20,
+    onnotice: () => {},
+    // bigint columns come back as strings; we only use them as opaque ids.
+    types: {},
+    connection: { application_name: 'fhir-platform' },
+  })
+}
+
+/** Creates the database named in `url` when it does not exist (first start on a fresh server). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const u = new URL(url)
+  const name = decodeURIComponent(u.pathname.slice(1))
+  if (!name) return
+  u.pathname = '/postgres'
+  const admin = postgres(u.toString(), { max: 1, onnotice: () => {} })
+  try {
+    const [row] = await admin`select 1 as ok from pg_database where datname = ${name}`
+    if (!row) await admin`create database ${admin(name)}`.catch((e) => {
+      if (e.code !== '42P04') throw e // created by another node meanwhile
+    })
+  } finally {
+    await admin.end()
+  }
+}

@@ -1,0 +1,62 @@
+// read and vread. https://hl7.org/fhir/R4/http.html#read  https://hl7.org/fhir/R4/http.html#vread
+import { AppError } from '../../errors'
+import type { StoredVersion } from '../repo/types'
+import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import { applySubset, parseSubset } from '../subset'
+import { etagOf } from './write-response'
+
+const NOT_FOR_READ = ['_count', '_include', '_revinclude', '_sort', '_total', '_contained']
+
+export async function read(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
+  rejectSearchParams(req)
+  const stored = await ctx.repo.read(type, id)
+  if (!stored) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
+  if (stored.deleted) throw goneError(stored)
+  if (notModified(req, stored)) return { status: 304, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
+  return versionResponse(req, stored)
+}
+
+export async function vread(req: FhirRequest, ctx: FhirContext, type: string, id: string, vid: string): Promise<FhirResponse> {
+  rejectSearchParams(req)
+  const version = /^[0-9]{1,9}$/.test(vid) ? Number(vid) : Number.NaN
+  const stored = Number.isNaN(version) ? undefined : await ctx.repo.vread(type, id, version)
+  if (!stored) {
+    const current = await ctx.repo.read(type, id)
+    if (!current) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
+    throw new AppError('not-found', `HAPI-0979: Version "${vid}" is not valid for resource ${type}/${id}`)
+  }
+  if (stored.deleted) throw goneError(stored)
+  return versionResponse(req, stored)
+}
+
+function versionResponse(req: FhirRequest, stored: StoredVersion): FhirResponse {
+  const subset = parseSubset(req.query)
+  const res: FhirResponse = { status: 200, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
+  if (subset && subset.summary !== 'count') res.resource = applySubset(JSON.parse(stored.content as string), subset)
+  else res.text = stored.content as string
+  return res
+}
+
+function goneError(stored: StoredVersion): AppError {
+  return new AppError('gone', `HAPI-2002: Resource was deleted at ${stored.lastUpdated.toISOString()}`, {
+    details: { etag: etagOf(stored.version), lastModified: stored.lastUpdated },
+  })
+}
+
+/** If-None-Match with the current ETag, or If-Modified-Since not before the last update: 304. */
+function notModified(req: FhirRequest, stored: StoredVersion): boolean {
+  const inm = req.headers.ifNoneMatch
+  if (inm) return inm.split(',').some((t) => t.trim() === etagOf(stored.version) || t.trim() === `"${stored.version}"` || t.trim() === '*')
+  const ims = req.headers.ifModifiedSince
+  if (ims) {
+    const since = Date.parse(ims)
+    // HTTP dates have second precision.
+    if (!Number.isNaN(since)) return Math.floor(stored.lastUpdated.getTime() / 1000) * 1000 <= since
+  }
+  return false
+}
+
+function rejectSearchParams(req: FhirRequest): void {
+  for (const p of NOT_FOR_READ)
+    if (req.query.has(p)) throw new AppError('invalid', `HAPI-0384: Invalid query parameter for read operation: ${p}`)
+}

@@ -1,0 +1,91 @@
+// OperationOutcome rendering: of an AppError (one mapping for the whole FHIR surface), and of a
+// successful storage outcome as HAPI returns it for `Prefer: return=OperationOutcome`.
+// https://hl7.org/fhir/R4/operationoutcome.html
+import { AppError, type Issue } from '../errors'
+
+const STORAGE_CODES = 'https://hapifhir.io/fhir/CodeSystem/hapi-fhir-storage-response-code'
+
+export function errorOutcome(err: AppError): any {
+  const issues: Issue[] = err.issues.length > 0 ? err.issues : [{ severity: 'error', code: issueCodeOf(err), diagnostics: err.message }]
+  return {
+    resourceType: 'OperationOutcome',
+    issue: issues.map((i) => ({
+      severity: i.severity,
+      code: i.code,
+      diagnostics: i.diagnostics,
+      ...(i.expression ? { expression: i.expression } : {}),
+    })),
+  }
+}
+
+function issueCodeOf(err: AppError): string {
+  switch (err.category) {
+    case 'not-found':
+    case 'gone':
+      return 'not-found'
+    case 'conflict':
+      return 'conflict'
+    case 'unauthorized':
+    case 'forbidden':
+      return 'security'
+    case 'not-allowed':
+    case 'unsupported':
+    case 'not-acceptable':
+      return 'not-supported'
+    case 'too-large':
+      return 'too-costly'
+    case 'busy':
+      return 'transient'
+    case 'fault':
+      return 'exception'
+    default:
+      return 'processing'
+  }
+}
+
+/** Any thrown value as an AppError; unknown errors become `fault` with a generic message. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err
+  const code = (err as { code?: string })?.code
+  // Map SQLSTATEs once: serialization and lock failures are retryable conflicts.
+  if (code === '40001' || code === '40P01') return new AppError('conflict', 'HAPI-0550: The operation has failed with a version constraint failure. This generally means that two clients/threads were trying to update the same resource at the same time, and this request was chosen as the failing request.')
+  if (code === '57014') return new AppError('busy', 'The request took too long and was cancelled')
+  return new AppError('fault', 'Internal server error')
+}
+
+export type StorageCode =
+  | 'SUCCESSFUL_CREATE'
+  | 'SUCCESSFUL_UPDATE'
+  | 'SUCCESSFUL_UPDATE_AS_CREATE'
+  | 'SUCCESSFUL_UPDATE_NO_CHANGE'
+  | 'SUCCESSFUL_DELETE'
+  | 'SUCCESSFUL_DELETE_ALREADY_DELETED'
+  | 'SUCCESSFUL_DELETE_NOT_FOUND'
+  | 'SUCCESSFUL_PATCH'
+  | 'SUCCESSFUL_PATCH_NO_CHANGE'
+
+const DISPLAY: Record<StorageCode, string> = {
+  SUCCESSFUL_CREATE: 'Create succeeded.',
+  SUCCESSFUL_UPDATE: 'Update succeeded.',
+  SUCCESSFUL_UPDATE_AS_CREATE: 'Update as create succeeded.',
+  SUCCESSFUL_UPDATE_NO_CHANGE: 'Update succeeded: No changes were detected so no action was taken.',
+  SUCCESSFUL_DELETE: 'Delete succeeded.',
+  SUCCESSFUL_DELETE_ALREADY_DELETED: 'Delete succeeded: Resource was already deleted so no action was taken.',
+  SUCCESSFUL_DELETE_NOT_FOUND: 'Delete succeeded: No existing resource was found so no action was taken.',
+  SUCCESSFUL_PATCH: 'Patch succeeded.',
+  SUCCESSFUL_PATCH_NO_CHANGE: 'Patch succeeded: No changes were detected so no action was taken.',
+}
+
+export function storageOutcome(code: StorageCode, diagnostics: string): any {
+  return {
+    resourceType: 'OperationOutcome',
+    issue: [
+      {
+        severity: 'information',
+        code: 'informational',
+        details: { coding: [{ system: STORAGE_CODES, code, display: DISPLAY[code] }] },
+        diagnostics,
+      },
+    ],
+  }
+}

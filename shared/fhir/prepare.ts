@@ -1,0 +1,14 @@
+// Builds every definition-derived table at start-up (types, validation plans, required-binding codes),
+// then releases the raw definition bundles so they do not weigh on the heap and on GC pauses.
+import { releaseDefinitionBundles } from './definitions/load'
+import { resourceTypes } from './definitions/resource-types'
+import { releaseValueSetSources } from './definitions/value-set-codes'
+import { prepareValidation } from './validate/validate'
+
+export function prepareFhirDefinitions(): void {
+  resourceTypes()
+  prepareValidation()
+  releaseValueSetSources()
+  releaseDefinitionBundles()
+  Bun.gc(true)
+}

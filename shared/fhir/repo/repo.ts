@@ -1,0 +1,121 @@
+// Storage of resources and their versions: the only place resource SQL is written.
+// `resource` holds the current version (deleted ones as tombstones); `resource_history` the earlier ones.
+import type { Sql, TxSql } from '../../db/client'
+import { IdAllocator } from './ids'
+import type { NewVersion, StoredVersion } from './types'
+
+/** Called inside the write transaction with every version written, e.g. to maintain search indexes. */
+export type WriteHook = (tx: TxSql, written: NewVersion[]) => Promise<void>
+
+interface Row {
+  rid: string
+  res_type: string
+  id: string
+  version: number
+  last_updated: Date
+  deleted: boolean
+  content: string | null
+}
+
+const toStored = (r: Row): StoredVersion => ({
+  rid: r.rid,
+  type: r.res_type,
+  id: r.id,
+  version: r.version,
+  lastUpdated: r.last_updated,
+  deleted: r.deleted,
+  content: r.content,
+})
+
+export class Repo {
+  readonly ids: IdAllocator
+  private readonly hooks: WriteHook[] = []
+
+  constructor(readonly sql: Sql) {
+    this.ids = new IdAllocator(sql)
+  }
+
+  addWriteHook(hook: WriteHook): void {
+    this.hooks.push(hook)
+  }
+
+  /** The current version, deleted or not; undefined when the id was never used. */
+  async read(type: string, id: string): Promise<StoredVersion | undefined> {
+    const [row] = await this.sql<Row[]>`
+      select rid::text, res_type, id, version, last_updated, deleted, content
+      from resource where res_type = ${type} and id = ${id}`
+    return row && toStored(row)
+  }
+
+  async vread(type: string, id: string, version: number): Promise<StoredVersion | undefined> {
+    const [row] = await this.sql<Row[]>`
+      select rid::text, res_type, id, version, last_updated, deleted, content
+      from resource where res_type = ${type} and id = ${id} and version = ${version}
+      union all
+      select h.rid::text, h.res_type, h.id, h.version, h.last_updated, h.deleted, h.content
+      from resource_history h join resource r on r.rid = h.rid
+      where r.res_type = ${type} and r.id = ${id} and h.version = ${version}`
+    return row && toStored(row)
+  }
+
+  /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
+  async transaction<T>(fn: (w: WriteTx) => Promise<T>): Promise<T> {
+    return (await this.sql.begin((tx) => fn(new WriteTx(tx, this.hooks)))) as T
+  }
+}
+
+/** Writes inside one transaction. Each method is one statement, set-wise where it takes a list. */
+export class WriteTx {
+  constructor(
+    readonly tx: TxSql,
+    private readonly hooks: WriteHook[],
+  ) {}
+
+  /** Locks and returns the current versions of the given resources (missing ones are absent). */
+  async lock(refs: { type: string; id: string }[]): Promise<Map<string, StoredVersion>> {
+    const out = new Map<string, StoredVersion>()
+    if (refs.length === 0) return out
+    const types = refs.map((r) => r.type)
+    const ids = refs.map((r) => r.id)
+    const rows = await this.tx<Row[]>`
+      select r.rid::text, r.res_type, r.id, r.version, r.last_updated, r.deleted, r.content
+      from resource r join unnest(${types}::text[], ${ids}::text[]) as k(t, i) on r.res_type = k.t and r.id = k.i
+      order by r.rid
+      for update of r`
+    for (const row of rows) out.set(`${row.res_type}/${row.id}`, toStored(row))
+    return out
+  }
+
+  /**
+   * Writes new versions. Arrays go to unnest(): booleans as 0/1 and null content as '' (postgres.js
+   * does not serialise boolean or null array elements reliably). Rows whose rid is already current are superseded: the old current row moves to
+   * resource_history in the same statement. Raises 23505 when a new (type, id) races another create.
+   */
+  async write(versions: NewVersion[], supersedes: Set<string>): Promise<void> {
+    if (versions.length === 0) return
+    const fresh = versions.filter((v) => !supersedes.has(v.rid))
+    const next = versions.filter((v) => supersedes.has(v.rid))
+    if (next.length > 0) {
+      const rids = next.map((v) => v.rid)
+      await this.tx`
+        insert into resource_history (rid, version, res_type, id, last_updated, deleted, content)
+        select rid, version, res_type, id, last_updated, deleted, content from resource where rid = any(${rids}::bigint[])`
+      await this.tx`
+        update resource r set version = v.version, last_updated = v.last_updated, deleted = v.deleted = 1, content = nullif(v.content, '')
+        from unnest(${rids}::bigint[], ${next.map((v) => v.version)}::int[], ${next.map((v) => v.lastUpdated.toISOString())}::timestamptz[],
+                    ${next.map((v) => (v.deleted ? 1 : 0))}::int[], ${next.map((v) => v.content ?? '')}::text[])
+             as v(rid, version, last_updated, deleted, content)
+        where r.rid = v.rid`
+    }
+    if (fresh.length > 0) {
+      await this.tx`
+        insert into resource (rid, res_type, id, version, last_updated, deleted, content)
+        select rid, res_type, id, version, last_updated, deleted = 1, nullif(content, '')
+        from unnest(${fresh.map((v) => v.rid)}::bigint[], ${fresh.map((v) => v.type)}::text[], ${fresh.map((v) => v.id)}::text[],
+                    ${fresh.map((v) => v.version)}::int[], ${fresh.map((v) => v.lastUpdated.toISOString())}::timestamptz[],
+                    ${fresh.map((v) => (v.deleted ? 1 : 0))}::int[], ${fresh.map((v) => v.content ?? '')}::text[])
+             as v(rid, res_type, id, version, last_updated, deleted, content)`
+    }
+    for (const hook of this.hooks) await hook(this.tx, versions)
+  }
+}

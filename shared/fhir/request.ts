@@ -1,0 +1,44 @@
+// The framework-free shape of a FHIR interaction: what the HTTP edge (or a Bundle entry) asks, and
+// what an interaction answers. https://hl7.org/fhir/R4/http.html
+import type { Config } from '../config'
+import type { Repo } from './repo/repo'
+
+export type FhirMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
+
+export interface FhirRequest {
+  method: FhirMethod
+  /** Path segments after the FHIR base, e.g. ['Patient', '1', '_history', '2']. */
+  path: string[]
+  query: URLSearchParams
+  headers: {
+    ifMatch?: string
+    ifNoneMatch?: string
+    ifModifiedSince?: string
+    ifNoneExist?: string
+    prefer?: string
+    contentType?: string
+  }
+  /** Parsed body: a resource, or for JSON Patch an array of operations. */
+  body?: unknown
+}
+
+export interface FhirResponse {
+  status: number
+  /** The resource to return, parsed. */
+  resource?: any
+  /** The resource to return as stored JSON text (saves a parse/stringify when sent as is). */
+  text?: string
+  etag?: string
+  lastModified?: Date
+  location?: string
+  contentLocation?: string
+  /** True when the body is a subset (_summary/_elements) or must otherwise not be altered further. */
+  headers?: Record<string, string>
+}
+
+export interface FhirContext {
+  repo: Repo
+  config: Config
+  /** Absolute FHIR base URL, e.g. http://localhost:8080/fhir. */
+  baseUrl: string
+}

@@ -1,0 +1,73 @@
+// Integration-test harness: the real app on a random port, over HTTP, against real PostgreSQL and Redis.
+// Each test file gets a fresh database of its own, dropped at the end.
+import { startApi } from '../api/main'
+import { type Config, loadConfig } from '../shared/config'
+import { createSql, type Sql } from '../shared/db/client'
+
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef'
+
+export interface TestServer {
+  base: string
+  fhir: string
+  config: Config
+  sql: Sql
+  /** fetch() against the FHIR base with the admin key and FHIR JSON by default. */
+  fhirFetch(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>
+  stop(): Promise<void>
+}
+
+const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dbName = `test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const u = new URL(PG)
+  u.pathname = `/${dbName}`
+  const config = loadConfig({
+    DATABASE_URL: u.toString(),
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    PORT: '1',
+    ADMIN_API_KEY: ADMIN_KEY,
+    QUEUE_PREFIX: dbName,
+    LOG_LEVEL: 'error',
+    DB_POOL_MAX: '5',
+    ...env,
+  })
+  config.port = 0 // any free port
+  const node = await withQuietStdout(() => startApi(config))
+  const base = `http://127.0.0.1:${node.port}`
+  config.publicBaseUrl = base
+  const sql = createSql(config.databaseUrl, { max: 2 })
+  return {
+    base,
+    fhir: `${base}/fhir`,
+    config,
+    sql,
+    fhirFetch(path, init = {}) {
+      const headers = new Headers(init.headers)
+      if (init.key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${init.key ?? ADMIN_KEY}`)
+      let body = init.body
+      if (init.json !== undefined) {
+        body = JSON.stringify(init.json)
+        if (!headers.has('content-type')) headers.set('content-type', 'application/fhir+json')
+      }
+      return fetch(`${base}/fhir${path}`, { ...init, headers, body })
+    },
+    async stop() {
+      await sql.end()
+      await node.stop()
+      const admin = createSql(PG, { max: 1 })
+      await admin`drop database if exists ${admin(dbName)} with (force)`
+      await admin.end()
+    },
+  }
+}
+
+async function withQuietStdout<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stdout.write.bind(process.stdout)
+  process.stdout.write = (() => true) as typeof process.stdout.write
+  try {
+    return await fn()
+  } finally {
+    process.stdout.write = write
+  }
+}
