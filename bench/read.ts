@@ -17,7 +17,7 @@ try {
       body: JSON.stringify(body),
     })
     if (res.status !== 201) throw new Error(`seed failed: ${res.status} ${await res.text()}`)
-    ids.push((await res.json()).id)
+    ids.push(((await res.json()) as { id: string }).id)
   }
   const script = '/tmp/bench-read.lua'
   writeFileSync(script, `ids = {${ids.map((i) => `"${i}"`).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", "/fhir/Patient/" .. ids[(n % #ids) + 1])\nend\n`)
