@@ -4,7 +4,7 @@ import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { Repo } from '../shared/fhir/repo/repo'
 import { log } from '../shared/log'
-import { configOrExit, onShutdown, openRuntime } from '../shared/runtime'
+import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { createApp } from './app'
 
 export interface ApiNode {
@@ -12,13 +12,14 @@ export interface ApiNode {
   stop(): Promise<void>
 }
 
-export async function startApi(config: Config): Promise<ApiNode> {
+/** Starts an API node; with `shared`, on a runtime the caller owns (all-in-one start). */
+export async function startApi(config: Config, shared?: Runtime): Promise<ApiNode> {
   prepareFhirDefinitions()
-  const rt = await openRuntime(config, 'producer')
+  const rt = shared ?? (await openRuntime(config))
   const bootstrapKey = await ensureBootstrapKey(rt.sql)
   const repo = new Repo(rt.sql)
   const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
-  const app = createApp({ config, sql: rt.sql, redis: rt.redis, repo, verifier })
+  const app = createApp({ config, sql: rt.sql, redis: rt.redis('producer'), repo, verifier })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   const port = app.server?.port ?? config.port
   log.info('api listening', { port, fhirBase: `${config.publicBaseUrl}/fhir` })
@@ -30,7 +31,7 @@ export async function startApi(config: Config): Promise<ApiNode> {
     port,
     async stop() {
       await app.stop()
-      await rt.close()
+      if (!shared) await rt.close()
     },
   }
 }

@@ -4,7 +4,7 @@ import { configOrExit, openRuntime } from '../shared/runtime'
 
 const [cmd, ...args] = process.argv.slice(2)
 const usage = 'usage: bun run keys create <label> [scopes: read,write,admin] | list | revoke <id>'
-const rt = await openRuntime(configOrExit(), 'producer')
+const rt = await openRuntime(configOrExit())
 try {
   if (cmd === 'create' && args[0]) {
     const scopes = (args[1] ?? 'read,write').split(',') as Scope[]

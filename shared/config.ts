@@ -21,13 +21,18 @@ export const Env = Type.Object({
   DEFAULT_PRETTY: Type.Optional(Bool),
   EXPUNGE_ENABLED: Type.Optional(Bool),
   QUEUE_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
+  DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')])),
 })
 export type Env = Static<typeof Env>
 
 export interface Config {
-  databaseUrl: string
-  redisUrl: string
+  /** PostgreSQL; undefined means the embedded PGlite database in `dataDir`. */
+  databaseUrl?: string
+  /** Redis; undefined means jobs run in process. */
+  redisUrl?: string
+  /** Folder of the embedded database. */
+  dataDir: string
   port: number
   host: string
   /** Base URL of the server as clients see it, without trailing slash; `/fhir` is appended for FHIR. */
@@ -59,8 +64,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = known as Env
   const port = Number(e.PORT ?? 8080)
   const cfg: Config = {
-    databaseUrl: e.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/fhir',
-    redisUrl: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    dataDir: e.DATA_DIR ?? '.data/pglite',
     port,
     host: e.HOST ?? '0.0.0.0',
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),

@@ -2,6 +2,7 @@
 // and Redis. Nothing connects at module load.
 import { type Config, ConfigError, loadConfig } from './config'
 import { createSql, ensureDatabase, type Sql } from './db/client'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded'
 import { migrate } from './db/migrate'
 import { log, setLogLevel } from './log'
 import { createRedis, type Redis } from './redis'
@@ -9,7 +10,8 @@ import { createRedis, type Redis } from './redis'
 export interface Runtime {
   config: Config
   sql: Sql
-  redis: Redis
+  /** A Redis connection for a role; undefined when no REDIS_URL is configured (jobs run in process). */
+  redis(role: 'producer' | 'worker'): Redis | undefined
   close(): Promise<void>
 }
 
@@ -27,19 +29,34 @@ export function configOrExit(): Config {
   }
 }
 
-export async function openRuntime(config: Config, role: 'producer' | 'worker'): Promise<Runtime> {
-  await ensureDatabase(config.databaseUrl)
-  const sql = createSql(config.databaseUrl, { max: config.dbPoolMax })
+/** Opens the database (embedded when no DATABASE_URL) once per process; Redis connections are made per role. */
+export async function openRuntime(config: Config): Promise<Runtime> {
+  let embedded: EmbeddedPostgres | undefined
+  let sql: Sql
+  if (config.databaseUrl) {
+    await ensureDatabase(config.databaseUrl)
+    sql = createSql(config.databaseUrl, { max: config.dbPoolMax })
+  } else {
+    embedded = await startEmbeddedPostgres(config.dataDir)
+    sql = createSql(embedded.url, { max: 1 })
+    log.info('embedded PostgreSQL (PGlite)', { dataDir: config.dataDir })
+  }
   const applied = await migrate(sql)
   if (applied.length) log.info('migrations applied', { applied })
-  const redis = createRedis(config.redisUrl, role)
+  const connections = new Map<string, Redis>()
   return {
     config,
     sql,
-    redis,
+    redis(role) {
+      if (!config.redisUrl) return undefined
+      let r = connections.get(role)
+      if (!r) connections.set(role, (r = createRedis(config.redisUrl, role)))
+      return r
+    },
     async close() {
       await sql.end({ timeout: 5 })
-      redis.disconnect()
+      for (const r of connections.values()) r.disconnect()
+      await embedded?.stop()
     },
   }
 }

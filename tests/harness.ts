@@ -36,7 +36,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const node = await withQuietStdout(() => startApi(config))
   const base = `http://127.0.0.1:${node.port}`
   config.publicBaseUrl = base
-  const sql = createSql(config.databaseUrl, { max: 2 })
+  const sql = createSql(u.toString(), { max: 2 })
   return {
     base,
     fhir: `${base}/fhir`,

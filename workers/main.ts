@@ -2,7 +2,7 @@
 import { Worker } from 'bullmq'
 import type { Config } from '../shared/config'
 import { log } from '../shared/log'
-import { configOrExit, onShutdown, openRuntime } from '../shared/runtime'
+import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { registrations } from './registry'
 
 export interface WorkerNode {
@@ -10,12 +10,20 @@ export interface WorkerNode {
   stop(): Promise<void>
 }
 
-export async function startWorkers(config: Config): Promise<WorkerNode> {
-  const rt = await openRuntime(config, 'worker')
+/** Starts the workers; with `shared`, on a runtime the caller owns (all-in-one start). */
+export async function startWorkers(config: Config, shared?: Runtime): Promise<WorkerNode> {
+  const rt = shared ?? (await openRuntime(config))
+  const close = () => (shared ? Promise.resolve() : rt.close())
+  const redis = rt.redis('worker')
+  if (!redis) {
+    // Embedded form: job processors run in process with the API (shared/jobs decides where to enqueue).
+    log.info('no REDIS_URL: jobs run in process')
+    return { queues: [], stop: close }
+  }
   const workers = registrations(rt).map(
     (r) =>
       new Worker(r.definition.name, (job) => r.process(job.data, (p) => job.updateProgress(p)), {
-        connection: rt.redis,
+        connection: redis,
         prefix: config.queuePrefix,
         concurrency: r.concurrency,
       }),
@@ -28,7 +36,7 @@ export async function startWorkers(config: Config): Promise<WorkerNode> {
     async stop() {
       // close() waits for jobs in progress; an unfinished job is handed back to the queue.
       await Promise.all(workers.map((w) => w.close()))
-      await rt.close()
+      await close()
     },
   }
 }

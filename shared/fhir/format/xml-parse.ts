@@ -191,9 +191,9 @@ function primitiveValue(text: string, td: TypeDef): string | number | boolean | 
 // https://hl7.org/fhir/R4/xml.html#resource: <contained><Patient>...</Patient></contained>.
 function readContainedResource(el: XmlElement, type: string, path: string): any {
   if (el.attrs.some((a) => a.ns === '')) throw invalid(`Attributes are not allowed on <${el.name}>`, path)
-  const inner = el.children.filter((c) => typeof c !== 'string' || c.trim())
-  if (inner.length !== 1 || typeof inner[0] === 'string') throw invalid(`<${el.name}> must contain exactly one resource`, path)
-  const resource = readResource(inner[0], path)
+  const inner = el.children[0]
+  if (el.children.length !== 1 || typeof inner === 'string') throw invalid(`<${el.name}> must contain exactly one resource`, path)
+  const resource = readResource(inner, path)
   if (type !== 'Resource' && resource.resourceType !== type) {
     throw invalid(`Expected a ${type}, found ${resource.resourceType}`, path)
   }

@@ -45,8 +45,7 @@ interface Scope {
 const ROOT_SCOPE: Scope = { default: '', prefixes: new Map([['xml', XML_NS]]), parent: null }
 
 /** Parses a whole document and returns its root element; throws AppError('invalid') naming the problem. */
-export function readXml(input: string, opts: ReadXmlOptions): XmlElement {
-  const text = input
+export function readXml(text: string, opts: ReadXmlOptions): XmlElement {
   const len = text.length
   const fail = (message: string, at: number): never => {
     const before = text.slice(0, at)
@@ -127,6 +126,7 @@ export function readXml(input: string, opts: ReadXmlOptions): XmlElement {
       if (p === lt + 1) fail('invalid element name', lt + 1)
       const qname = text.slice(lt + 1, p)
       const attrs: XmlAttribute[] = []
+      let names: Set<string> | undefined // for the duplicate check once there are many attributes
       let prefixed = qname.includes(':')
       let declares = false
       let selfClosing = false
@@ -170,7 +170,11 @@ export function readXml(input: string, opts: ReadXmlOptions): XmlElement {
         // https://www.w3.org/TR/xml/#AVNormalize: literal whitespace becomes a space, then references.
         if (spaces) value = value.replace(/\r\n?|[\t\n]/g, ' ')
         if (refs) value = decode(value, p + 1, fail)
-        for (const a of attrs) if (a.qname === aname) fail(`duplicate attribute ${aname}`, nameStart)
+        if (attrs.length >= 8) {
+          names ??= new Set(attrs.map((a) => a.qname))
+          if (names.has(aname)) fail(`duplicate attribute ${aname}`, nameStart)
+          names.add(aname)
+        } else for (const a of attrs) if (a.qname === aname) fail(`duplicate attribute ${aname}`, nameStart)
         if (aname.includes(':')) prefixed = true
         else if (aname === 'xmlns') declares = true
         attrs.push({ ns: '', name: aname, qname: aname, value })

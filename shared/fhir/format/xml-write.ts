@@ -9,11 +9,49 @@ const FHIR_NS = 'http://hl7.org/fhir'
 /** Far beyond any real resource; keeps hostile JSON from exhausting the stack. */
 const MAX_DEPTH = 1000
 
+/** How one JSON property of a type is written, worked out once per type. */
 interface Property {
   /** JSON property name without the `_` prefix, e.g. `valueQuantity`. */
   name: string
+  /** `_name`, the JSON companion of a primitive. */
+  extName: string
   element: ElementDef
-  type: string
+  typeDef: TypeDef
+  kind: 'attribute' | 'primitive' | 'xhtml' | 'resource' | 'complex'
+}
+
+interface WriteTable {
+  /** By JSON key, `_name` keys included for primitives. */
+  properties: Map<string, Property>
+  /** Element.id, Extension.url: XML attributes, in definition order. */
+  attributes: string[]
+}
+
+const writeTables = new WeakMap<TypeDef, WriteTable>()
+
+function writeTableOf(td: TypeDef): WriteTable {
+  let table = writeTables.get(td)
+  if (table) return table
+  table = { properties: new Map(), attributes: [] }
+  for (const [name, { element, type }] of td.properties) {
+    const typeDef = getTypeDef(type)
+    if (!typeDef) continue
+    const kind = element.representation?.includes('xmlAttr')
+      ? 'attribute'
+      : type === 'xhtml'
+        ? 'xhtml'
+        : typeDef.kind === 'primitive-type'
+          ? 'primitive'
+          : typeDef.kind === 'resource'
+            ? 'resource'
+            : 'complex'
+    const prop: Property = { name, extName: '_' + name, element, typeDef, kind }
+    table.properties.set(name, prop)
+    if (kind === 'primitive') table.properties.set(prop.extName, prop)
+    if (kind === 'attribute') table.attributes.push(name)
+  }
+  writeTables.set(td, table)
+  return table
 }
 
 export function toFhirXml(resource: any, opts: { pretty?: boolean } = {}): string {
@@ -21,6 +59,10 @@ export function toFhirXml(resource: any, opts: { pretty?: boolean } = {}): strin
   w.out = '<?xml version="1.0" encoding="UTF-8"?>'
   w.writeResource(resource, 0, '', true)
   return opts.pretty ? w.out + '\n' : w.out
+}
+
+function pathOf(parent: string, name: string, index: number): string {
+  return index < 0 ? `${parent}.${name}` : `${parent}.${name}[${index}]`
 }
 
 class XmlWriter {
@@ -48,29 +90,33 @@ class XmlWriter {
     this.out += this.newline(depth) + '</' + type + '>'
   }
 
-  /** Writes an element of a complex type, or of a primitive type when `value` is given. */
-  private writeElement(name: string, obj: any, td: TypeDef, depth: number, path: string, value?: string): void {
-    if (depth > MAX_DEPTH) throw invalid(`Resource nested deeper than ${MAX_DEPTH}`, path)
-    if (obj !== undefined && (obj === null || typeof obj !== 'object' || Array.isArray(obj))) {
-      throw invalid(`Expected an object`, path)
+  /**
+   * Writes element `name` (at `parent`, `index` -1 unless repeating) of a complex type, or of a
+   * primitive type when `value` (escaped) is given; `obj` holds the children and attributes.
+   */
+  private writeElement(name: string, obj: any, td: TypeDef, depth: number, parent: string, index: number, value?: string): void {
+    if (obj === undefined) {
+      this.flush()
+      this.out += this.newline(depth) + '<' + name + ' value="' + value + '"/>'
+      return
     }
+    const path = pathOf(parent, name, index)
+    if (depth > MAX_DEPTH) throw invalid(`Resource nested deeper than ${MAX_DEPTH}`, path)
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw invalid(`Expected an object`, path)
     let open = this.newline(depth) + '<' + name
-    // Element.id and Extension.url are attributes, in definition order (id before url).
-    if (obj) {
-      for (const el of td.elements.values()) {
-        if (!el.representation?.includes('xmlAttr')) continue
-        const v = obj[el.name]
-        if (v === undefined) continue
-        if (typeof v !== 'string') throw invalid(`Expected a string`, `${path}.${el.name}`)
-        open += ' ' + el.name + '="' + escapeAttr(v, `${path}.${el.name}`) + '"'
-      }
+    for (const attr of writeTableOf(td).attributes) {
+      const v = obj[attr]
+      if (v === undefined) continue
+      const text = typeof v === 'string' ? escapeAttr(v) : undefined
+      if (text === undefined) throw invalid(`Expected a string XML can carry`, `${path}.${attr}`)
+      open += ' ' + attr + '="' + text + '"'
     }
     if (value !== undefined) open += ' value="' + value + '"'
     // The start tag waits in `pending` until a child is written, so an element without children
     // comes out as <name .../>.
     this.flush()
     this.pending = open
-    if (obj) this.writeChildren(obj, td, depth + 1, path)
+    this.writeChildren(obj, td, depth + 1, path)
     if (this.pending === open) {
       this.out += open + '/>'
       this.pending = undefined
@@ -85,77 +131,82 @@ class XmlWriter {
   }
 
   private writeChildren(obj: any, td: TypeDef, depth: number, path: string): void {
+    const table = writeTableOf(td).properties
     const props: Property[] = []
     let sorted = true
     for (const key in obj) {
-      if (key === 'resourceType' && td.kind === 'resource') continue
-      const name = key.charCodeAt(0) === 95 /* _ */ ? key.slice(1) : key
-      if (name !== key && Object.hasOwn(obj, name)) continue // `_x` goes with `x`
-      const prop = td.properties.get(name)
-      if (!prop) throw invalid(`Unknown property '${key}'`, `${path}.${key}`)
-      if (prop.element.representation?.includes('xmlAttr')) {
-        if (name !== key) throw invalid(`Unknown property '${key}'`, `${path}.${key}`)
-        continue
-      }
-      if (name !== key && getTypeDef(prop.type)?.kind !== 'primitive-type') {
+      const prop = table.get(key)
+      if (!prop) {
+        if (key === 'resourceType' && td.kind === 'resource') continue
         throw invalid(`Unknown property '${key}'`, `${path}.${key}`)
       }
+      if (prop.kind === 'attribute') continue
+      if (key !== prop.name && obj[prop.name] !== undefined) continue // `_x` is written with `x`
       if (props.length && props[props.length - 1].element.order > prop.element.order) sorted = false
-      props.push({ name, element: prop.element, type: prop.type })
+      props.push(prop)
     }
     if (!sorted) props.sort((a, b) => a.element.order - b.element.order)
     for (const p of props) {
       const value = obj[p.name]
-      const ext = obj['_' + p.name]
-      const childPath = `${path}.${p.name}`
+      const ext = p.kind === 'primitive' ? obj[p.extName] : undefined
       if (p.element.array) {
         if ((value != null && !Array.isArray(value)) || (ext != null && !Array.isArray(ext))) {
-          throw invalid(`Expected an array`, childPath)
+          throw invalid(`Expected an array`, `${path}.${p.name}`)
         }
         const n = Math.max(value?.length ?? 0, ext?.length ?? 0)
-        for (let i = 0; i < n; i++) this.writeValue(p, value?.[i], ext?.[i], depth, `${childPath}[${i}]`)
+        for (let i = 0; i < n; i++) this.writeValue(p, value?.[i], ext?.[i], depth, path, i)
       } else {
-        this.writeValue(p, value, ext, depth, childPath)
+        this.writeValue(p, value, ext, depth, path, -1)
       }
     }
   }
 
-  private writeValue(p: Property, value: any, ext: any, depth: number, path: string): void {
+  /** Writes one value of property `p` of the object at `parent`; `index` is -1 unless repeating. */
+  private writeValue(p: Property, value: any, ext: any, depth: number, parent: string, index: number): void {
     if (value == null && ext == null) return
-    const td = getTypeDef(p.type)
-    if (!td) throw invalid(`No definition for type '${p.type}'`, path)
-    if (td.kind === 'resource') {
-      // https://hl7.org/fhir/R4/xml.html#resource: a resource inside an element is wrapped in an
-      // element named by its type, e.g. <contained><Patient>...</Patient></contained>.
-      this.flush()
-      this.out += this.newline(depth) + '<' + p.name + '>'
-      this.writeResource(value, depth + 1, path)
-      this.out += this.newline(depth) + '</' + p.name + '>'
-    } else if (p.type === 'xhtml') {
-      // `_div` (id/extension on the narrative) has no XML form: the div is XHTML, not a FHIR element.
-      if (value == null) return
-      this.flush()
-      this.out += this.newline(depth) + checkXhtml(value, path)
-    } else if (td.kind === 'primitive-type') {
-      const text = value == null ? undefined : primitiveText(value, path)
-      this.writeElement(p.name, ext ?? undefined, td, depth, path, text)
-    } else {
-      this.writeElement(p.name, value, td, depth, path)
+    switch (p.kind) {
+      case 'resource':
+        // https://hl7.org/fhir/R4/xml.html#resource: a resource inside an element is wrapped in an
+        // element named by its type, e.g. <contained><Patient>...</Patient></contained>.
+        this.flush()
+        this.out += this.newline(depth) + '<' + p.name + '>'
+        this.writeResource(value, depth + 1, pathOf(parent, p.name, index))
+        this.out += this.newline(depth) + '</' + p.name + '>'
+        return
+      case 'xhtml':
+        // `_div` (id/extension on the narrative) has no XML form: the div is XHTML, not a FHIR element.
+        this.flush()
+        this.out += this.newline(depth) + checkXhtml(value, pathOf(parent, p.name, index))
+        return
+      case 'primitive': {
+        let text: string | undefined
+        if (value != null) {
+          const raw = primitiveText(value)
+          text = raw === undefined ? undefined : escapeAttr(raw)
+          // https://hl7.org/fhir/R4/datatypes.html#string: no control characters other than tab,
+          // CR and LF; XML 1.0 cannot carry them at all.
+          if (text === undefined) throw invalid(`Expected a primitive value XML can carry`, pathOf(parent, p.name, index))
+        }
+        this.writeElement(p.name, ext ?? undefined, p.typeDef, depth, parent, index, text)
+        return
+      }
+      default:
+        this.writeElement(p.name, value, p.typeDef, depth, parent, index)
     }
   }
 }
 
-function primitiveText(value: any, path: string): string {
+/** The text of a JSON primitive, or undefined when it is not one. */
+function primitiveText(value: any): string | undefined {
   switch (typeof value) {
     case 'string':
-      return escapeAttr(value, path)
+      return value
     case 'number':
-      if (!Number.isFinite(value)) throw invalid(`Invalid number`, path)
-      return String(value)
+      return Number.isFinite(value) ? String(value) : undefined
     case 'boolean':
       return value ? 'true' : 'false'
     default:
-      throw invalid(`Expected a primitive value`, path)
+      return undefined
   }
 }
 
@@ -173,15 +224,16 @@ const ATTR_ENTITY: Record<string, string> = {
   '\r': '&#13;',
 }
 
-function escapeAttr(s: string, path: string): string {
+/** The attribute-escaped text, or undefined when it holds a character XML 1.0 cannot carry. */
+function escapeAttr(s: string): string | undefined {
   if (!ATTR_SPECIAL.test(s)) return s
-  return s.replace(ATTR_SPECIAL_G, (c) => {
+  let bad = false
+  const out = s.replace(ATTR_SPECIAL_G, (c) => {
     const e = ATTR_ENTITY[c]
-    // https://hl7.org/fhir/R4/datatypes.html#string: no control characters other than tab, CR, LF;
-    // XML 1.0 cannot carry them at all.
-    if (!e) throw invalid(`Character U+${c.charCodeAt(0).toString(16).padStart(4, '0')} cannot be written in XML`, path)
-    return e
+    if (!e) bad = true
+    return e ?? ''
   })
+  return bad ? undefined : out
 }
 
 // https://hl7.org/fhir/R4/narrative.html#xhtml: the div is written as is. It must be well-formed and

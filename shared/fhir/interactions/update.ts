@@ -24,7 +24,7 @@ export async function update(req: FhirRequest, ctx: FhirContext, type: string, i
       if (expected !== undefined && (!current || current.version !== expected))
         throw new AppError('conflict', `HAPI-0989: Trying to update ${type}/${id}/_history/${expected} but this is not the current version`)
       if (!current) assertClientId(type, id)
-      const [rid] = current ? [current.rid] : await ctx.repo.ids.allocate(1)
+      const [rid] = current ? [current.rid] : await ctx.repo.ids.allocate(1, w.tx)
       return storeVersion(w, type, id, resource, current, rid)
     }),
   )

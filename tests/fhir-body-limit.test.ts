@@ -1,0 +1,59 @@
+// The request body limit (MAX_BODY_BYTES): an over-limit body gets 413 with an OperationOutcome and
+// nothing is written.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { startTestServer, type TestServer } from './harness'
+
+let s: TestServer
+
+beforeAll(async () => {
+  s = await startTestServer({ MAX_BODY_BYTES: '1000' })
+})
+
+afterAll(async () => {
+  await s.stop()
+})
+
+async function rowCount(): Promise<number> {
+  const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from resource`
+  return n
+}
+
+const big = { resourceType: 'Patient', name: [{ family: 'x'.repeat(2000) }] }
+
+test('a body under the limit is accepted', async () => {
+  const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } })
+  expect(res.status).toBe(201)
+})
+
+test('a body over MAX_BODY_BYTES: 413 with an OperationOutcome, nothing written', async () => {
+  const before = await rowCount()
+  const res = await s.fhirFetch('/Patient', { method: 'POST', json: big })
+  expect(res.status).toBe(413)
+  expect((await res.json()).resourceType).toBe('OperationOutcome')
+  expect(await rowCount()).toBe(before)
+})
+
+test('an over-limit body without Content-Length (streamed): 413', async () => {
+  const before = await rowCount()
+  const bytes = new TextEncoder().encode(JSON.stringify(big))
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 256) controller.enqueue(bytes.slice(i, i + 256))
+      controller.close()
+    },
+  })
+  const res = await fetch(`${s.fhir}/Patient`, {
+    method: 'POST',
+    body: stream,
+    headers: { authorization: `Bearer ${s.config.adminApiKey}`, 'content-type': 'application/fhir+json' },
+  })
+  expect(res.status).toBe(413)
+  expect((await res.json()).resourceType).toBe('OperationOutcome')
+  expect(await rowCount()).toBe(before)
+})
+
+test('an over-limit PUT: 413', async () => {
+  const res = await s.fhirFetch('/Patient/too-big', { method: 'PUT', json: { ...big, id: 'too-big' } })
+  expect(res.status).toBe(413)
+  expect((await s.fhirFetch('/Patient/too-big')).status).toBe(404)
+})

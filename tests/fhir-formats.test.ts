@@ -1,0 +1,150 @@
+// Content negotiation and formats: _format over Accept, FHIR JSON and XML, media-type errors.
+// https://hl7.org/fhir/R4/http.html#mime-type  https://hl7.org/fhir/R4/xml.html
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestServer, type TestServer } from './harness'
+
+let s: TestServer
+let patient: any
+
+beforeAll(async () => {
+  s = await startTestServer()
+  const res = await s.fhirFetch('/Patient', {
+    method: 'POST',
+    json: { resourceType: 'Patient', active: true, name: [{ family: 'Format', given: ['Xml'] }], gender: 'female', birthDate: '1985-06-07' },
+  })
+  expect(res.status).toBe(201)
+  patient = await res.json()
+})
+
+afterAll(async () => {
+  await s.stop()
+})
+
+async function rowCount(): Promise<number> {
+  const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from resource`
+  return n
+}
+
+describe('JSON', () => {
+  test('responses are application/fhir+json;charset=utf-8', async () => {
+    const read = await s.fhirFetch(`/Patient/${patient.id}`)
+    expect(read.headers.get('content-type')).toBe('application/fhir+json;charset=utf-8')
+    const error = await s.fhirFetch('/Patient/nope')
+    expect(error.headers.get('content-type')).toBe('application/fhir+json;charset=utf-8')
+    const created = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient' } })
+    expect(created.headers.get('content-type')).toBe('application/fhir+json;charset=utf-8')
+  })
+
+  test('_format=json overrides Accept: application/fhir+xml', async () => {
+    const res = await s.fhirFetch(`/Patient/${patient.id}?_format=json`, { headers: { accept: 'application/fhir+xml' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toStartWith('application/fhir+json')
+    expect((await res.json()).id).toBe(patient.id)
+  })
+
+  test('a body sent as application/json is accepted', async () => {
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      body: JSON.stringify({ resourceType: 'Patient', active: false }),
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(res.status).toBe(201)
+  })
+})
+
+describe('media-type errors', () => {
+  test('an unsupported Content-Type (text/plain): 415 with an OperationOutcome, nothing written', async () => {
+    const before = await rowCount()
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      body: JSON.stringify({ resourceType: 'Patient' }),
+      headers: { 'content-type': 'text/plain' },
+    })
+    expect(res.status).toBe(415)
+    expect((await res.json()).resourceType).toBe('OperationOutcome')
+    expect(await rowCount()).toBe(before)
+  })
+
+  test('Accept: image/png: 406', async () => {
+    const res = await s.fhirFetch(`/Patient/${patient.id}`, { headers: { accept: 'image/png' } })
+    expect(res.status).toBe(406)
+  })
+})
+
+describe('XML', () => {
+  test('_format=xml read returns FHIR XML as application/fhir+xml', async () => {
+    const res = await s.fhirFetch(`/Patient/${patient.id}?_format=xml`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/fhir+xml;charset=utf-8')
+    const xml = await res.text()
+    expect(xml).toMatch(/<Patient xmlns="http:\/\/hl7\.org\/fhir">/)
+    expect(xml).toContain(`<id value="${patient.id}"/>`)
+    expect(xml).toContain('<versionId value="1"/>')
+    expect(xml).toContain('<family value="Format"/>')
+    expect(xml).toContain('<birthDate value="1985-06-07"/>')
+  })
+
+  test('Accept: application/fhir+xml returns XML', async () => {
+    const res = await s.fhirFetch(`/Patient/${patient.id}`, { headers: { accept: 'application/fhir+xml' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toStartWith('application/fhir+xml')
+    expect(await res.text()).toContain('<Patient xmlns="http://hl7.org/fhir">')
+  })
+
+  test('an XML create (application/fhir+xml) reads back as the same resource in JSON', async () => {
+    const xml = [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      '<Patient xmlns="http://hl7.org/fhir">',
+      '  <active value="true"/>',
+      '  <name><family value="Mueller"/><given value="Anna"/><given value="Maria"/></name>',
+      '  <gender value="female"/>',
+      '  <birthDate value="1977-07-17"/>',
+      '</Patient>',
+    ].join('\n')
+    const res = await s.fhirFetch('/Patient', { method: 'POST', body: xml, headers: { 'content-type': 'application/fhir+xml' } })
+    expect(res.status).toBe(201)
+    const id = (res.headers.get('location') as string).split('/').at(-3)
+    const read = await s.fhirFetch(`/Patient/${id}`)
+    expect(read.status).toBe(200)
+    const json = await read.json()
+    const { meta, ...rest } = json
+    expect(rest).toEqual({
+      resourceType: 'Patient',
+      id,
+      active: true,
+      name: [{ family: 'Mueller', given: ['Anna', 'Maria'] }],
+      gender: 'female',
+      birthDate: '1977-07-17',
+    })
+    expect(meta.versionId).toBe('1')
+  })
+
+  test('errors come back as an XML OperationOutcome when Accept asks for XML', async () => {
+    const res = await s.fhirFetch('/Patient/not-there', { headers: { accept: 'application/fhir+xml' } })
+    expect(res.status).toBe(404)
+    expect(res.headers.get('content-type')).toStartWith('application/fhir+xml')
+    const xml = await res.text()
+    expect(xml).toContain('<OperationOutcome xmlns="http://hl7.org/fhir">')
+    expect(xml).toContain('HAPI-2001')
+  })
+
+  test('a validation error on an XML write comes back as XML', async () => {
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      body: '<Patient xmlns="http://hl7.org/fhir"><gender value="banana"/></Patient>',
+      headers: { 'content-type': 'application/fhir+xml', accept: 'application/fhir+xml' },
+    })
+    expect(res.status).toBe(400)
+    expect(await res.text()).toContain('<OperationOutcome xmlns="http://hl7.org/fhir">')
+  })
+
+  test('malformed XML: 400', async () => {
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      body: '<Patient xmlns="http://hl7.org/fhir"><active value="true"></Patient>',
+      headers: { 'content-type': 'application/fhir+xml' },
+    })
+    expect(res.status).toBe(400)
+    expect((await res.json()).resourceType).toBe('OperationOutcome')
+  })
+})
