@@ -4,6 +4,7 @@ import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { Repo } from '../shared/fhir/repo/repo'
 import { log } from '../shared/log'
+import { waitReady } from '../shared/redis'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { createApp } from './app'
 
@@ -19,14 +20,17 @@ export async function startApi(config: Config, shared?: Runtime): Promise<ApiNod
   const bootstrapKey = await ensureBootstrapKey(rt.sql)
   const repo = new Repo(rt.sql)
   const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
-  const app = createApp({ config, sql: rt.sql, redis: rt.redis('producer'), repo, verifier })
+  const redis = rt.redis('producer')
+  if (redis) await waitReady(redis)
+  const app = createApp({ config, sql: rt.sql, redis, repo, verifier })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   const port = app.server?.port ?? config.port
-  log.info('api listening', { port, fhirBase: `${config.publicBaseUrl}/fhir` })
+  const fhirBase = `${config.publicBaseUrl ?? `http://localhost:${port}`}/fhir`
+  log.info('api listening', { port, fhirBase })
   if (bootstrapKey) {
     process.stdout.write(`\nFirst start: created an admin API key (shown once, keep it):\n\n  ${bootstrapKey}\n\n`)
   }
-  process.stdout.write(`FHIR base: ${config.publicBaseUrl}/fhir\n`)
+  process.stdout.write(`FHIR base: ${fhirBase}\n`)
   return {
     port,
     async stop() {

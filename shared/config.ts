@@ -35,8 +35,9 @@ export interface Config {
   dataDir: string
   port: number
   host: string
-  /** Base URL of the server as clients see it, without trailing slash; `/fhir` is appended for FHIR. */
-  publicBaseUrl: string
+  /** Base URL of the server as clients see it, without trailing slash; `/fhir` is appended for FHIR.
+   *  Unset: taken from each request's own URL, as HAPI does. */
+  publicBaseUrl?: string
   defaultPageSize: number
   maxPageSize: number
   maxBodyBytes: number
@@ -69,7 +70,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.DATA_DIR ?? '.data/pglite',
     port,
     host: e.HOST ?? '0.0.0.0',
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     defaultPageSize: Number(e.DEFAULT_PAGE_SIZE ?? 20),
     maxPageSize: Number(e.MAX_PAGE_SIZE ?? 200),
     maxBodyBytes: Number(e.MAX_BODY_BYTES ?? 50 * 1024 * 1024),

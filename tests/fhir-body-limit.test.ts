@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from './harness'
 
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+const readJson = (res: Response): Promise<any> => res.json()
+
 let s: TestServer
 
 beforeAll(async () => {
@@ -29,7 +32,7 @@ test('a body over MAX_BODY_BYTES: 413 with an OperationOutcome, nothing written'
   const before = await rowCount()
   const res = await s.fhirFetch('/Patient', { method: 'POST', json: big })
   expect(res.status).toBe(413)
-  expect((await res.json()).resourceType).toBe('OperationOutcome')
+  expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   expect(await rowCount()).toBe(before)
 })
 
@@ -48,7 +51,7 @@ test('an over-limit body without Content-Length (streamed): 413', async () => {
     headers: { authorization: `Bearer ${s.config.adminApiKey}`, 'content-type': 'application/fhir+json' },
   })
   expect(res.status).toBe(413)
-  expect((await res.json()).resourceType).toBe('OperationOutcome')
+  expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   expect(await rowCount()).toBe(before)
 })
 

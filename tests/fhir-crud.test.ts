@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from './harness'
 
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+const readJson = (res: Response): Promise<any> => res.json()
+
 let s: TestServer
 
 beforeAll(async () => {
@@ -26,7 +29,7 @@ async function put(resource: any, headers: Record<string, string> = {}): Promise
 }
 
 async function outcomeText(res: Response): Promise<{ body: any; diagnostics: string }> {
-  const body = await res.json()
+  const body = await readJson(res)
   expect(body.resourceType).toBe('OperationOutcome')
   return { body, diagnostics: (body.issue ?? []).map((i: any) => i.diagnostics ?? '').join('\n') }
 }
@@ -51,7 +54,7 @@ describe('create POST /{type}', () => {
       json: { resourceType: 'Patient', id: 'client-chosen', name: [{ family: 'Smith' }] },
     })
     expect(res.status).toBe(201)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.resourceType).toBe('Patient')
     expect(body.id).toMatch(/^[0-9]+$/)
     expect(body.id).not.toBe('client-chosen')
@@ -68,7 +71,7 @@ describe('create POST /{type}', () => {
   test('Location and Content-Location are {base}/fhir/{type}/{id}/_history/1', async () => {
     const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } })
     expect(res.status).toBe(201)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(res.headers.get('location')).toBe(`${s.fhir}/Patient/${body.id}/_history/1`)
     expect(res.headers.get('content-location')).toBe(`${s.fhir}/Patient/${body.id}/_history/1`)
   })
@@ -124,7 +127,7 @@ describe('read GET /{type}/{id}', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('etag')).toBe('W/"1"')
     expect(res.headers.get('last-modified')).not.toBeNull()
-    expect(await res.json()).toEqual(patient)
+    expect(await readJson(res)).toEqual(patient)
   })
 
   test('unknown id: 404 OperationOutcome with HAPI-2001', async () => {
@@ -201,12 +204,12 @@ describe('vread GET /{type}/{id}/_history/{vid}', () => {
     const v1 = await s.fhirFetch(`/Patient/${id}/_history/1`)
     expect(v1.status).toBe(200)
     expect(v1.headers.get('etag')).toBe('W/"1"')
-    const b1 = await v1.json()
+    const b1 = await readJson(v1)
     expect(b1.birthDate).toBe('1980-01-01')
     expect(b1.meta.versionId).toBe('1')
     const v2 = await s.fhirFetch(`/Patient/${id}/_history/2`)
     expect(v2.status).toBe(200)
-    expect((await v2.json()).birthDate).toBe('1980-01-02')
+    expect((await readJson(v2)).birthDate).toBe('1980-01-02')
   })
 
   test('unknown version: 404 HAPI-0979', async () => {
@@ -241,7 +244,7 @@ describe('update PUT /{type}/{id}', () => {
     expect(res.headers.get('content-location')).toEndWith(`/fhir/Patient/${p.id}/_history/2`)
     expect(res.headers.get('location')).toBeNull()
     expect(res.headers.get('last-modified')).not.toBeNull()
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.meta.versionId).toBe('2')
     expect(body.gender).toBe('female')
     expect(await versionRows('Patient', p.id)).toEqual([1, 2])
@@ -252,7 +255,7 @@ describe('update PUT /{type}/{id}', () => {
     const res = await put({ resourceType: 'Patient', id: p.id, gender: 'male', name: [{ family: 'Same' }] })
     expect(res.status).toBe(200)
     expect(res.headers.get('etag')).toBe('W/"1"')
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.meta.versionId).toBe('1')
     expect(body.meta.lastUpdated).toBe(p.meta.lastUpdated)
     expect(await versionRows('Patient', p.id)).toEqual([1])
@@ -263,7 +266,7 @@ describe('update PUT /{type}/{id}', () => {
     expect(res.status).toBe(201)
     expect(res.headers.get('etag')).toBe('W/"1"')
     expect(res.headers.get('content-location')).toEndWith('/fhir/Patient/abc/_history/1')
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.id).toBe('abc')
     expect(body.meta.versionId).toBe('1')
     expect((await s.fhirFetch('/Patient/abc')).status).toBe(200)
@@ -311,10 +314,10 @@ describe('update PUT /{type}/{id}', () => {
     const p = await create({ resourceType: 'Patient', meta: { tag: [tag] }, active: true })
     const res = await put({ resourceType: 'Patient', id: p.id, active: false })
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.meta.versionId).toBe('2')
     expect(body.meta.tag).toContainEqual(tag)
-    const read = await (await s.fhirFetch(`/Patient/${p.id}`)).json()
+    const read = await readJson(await s.fhirFetch(`/Patient/${p.id}`))
     expect(read.meta.tag).toContainEqual(tag)
   })
 
@@ -324,10 +327,10 @@ describe('update PUT /{type}/{id}', () => {
     const res = await put({ resourceType: 'Patient', id: p.id, active: false })
     expect([200, 201]).toContain(res.status)
     expect(res.headers.get('etag')).toBe('W/"3"')
-    expect((await res.json()).meta.versionId).toBe('3')
+    expect((await readJson(res)).meta.versionId).toBe('3')
     const read = await s.fhirFetch(`/Patient/${p.id}`)
     expect(read.status).toBe(200)
-    expect((await read.json()).active).toBe(false)
+    expect((await readJson(read)).active).toBe(false)
     expect(await versionRows('Patient', p.id)).toEqual([1, 2, 3])
   })
 })
@@ -342,7 +345,7 @@ describe('concurrent writes', () => {
     const etags = results.map((r) => r.headers.get('etag'))
     expect(new Set(etags).size).toBe(20)
     expect(await versionRows('Patient', p.id)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1))
-    const history = await (await s.fhirFetch(`/Patient/${p.id}/_history?_count=50`)).json()
+    const history = await readJson(await s.fhirFetch(`/Patient/${p.id}/_history?_count=50`))
     const versions = history.entry.map((e: any) => Number(e.resource.meta.versionId)).sort((a: number, b: number) => a - b)
     expect(versions).toEqual(Array.from({ length: 21 }, (_, i) => i + 1))
     // Every body that was sent survives in exactly one version: no write was lost.
@@ -401,7 +404,7 @@ describe('Prefer: return=', () => {
   test('default is the representation', async () => {
     const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } })
     expect(res.status).toBe(201)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.resourceType).toBe('Patient')
     expect(body.active).toBe(true)
   })
@@ -413,7 +416,7 @@ describe('Prefer: return=', () => {
       headers: { prefer: 'return=representation' },
     })
     expect(res.status).toBe(201)
-    expect((await res.json()).meta.versionId).toBe('1')
+    expect((await readJson(res)).meta.versionId).toBe('1')
   })
 
   test('return=minimal: empty body, headers as usual', async () => {
@@ -495,7 +498,7 @@ describe('_pretty, _summary and _elements on reads', () => {
   test('_summary=true keeps summary elements, id and meta, adds SUBSETTED', async () => {
     const res = await s.fhirFetch(`/Patient/${p.id}?_summary=true`)
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.id).toBe(p.id)
     expect(body.meta.versionId).toBe('1')
     expect(hasSubsetted(body)).toBe(true)
@@ -507,7 +510,7 @@ describe('_pretty, _summary and _elements on reads', () => {
   })
 
   test('_summary=text keeps text, id and meta only', async () => {
-    const body = await (await s.fhirFetch(`/Patient/${p.id}?_summary=text`)).json()
+    const body = await readJson(await s.fhirFetch(`/Patient/${p.id}?_summary=text`))
     expect(body.id).toBe(p.id)
     expect(body.text).toEqual(p.text)
     expect(hasSubsetted(body)).toBe(true)
@@ -516,7 +519,7 @@ describe('_pretty, _summary and _elements on reads', () => {
   })
 
   test('_summary=data removes text and keeps the rest', async () => {
-    const body = await (await s.fhirFetch(`/Patient/${p.id}?_summary=data`)).json()
+    const body = await readJson(await s.fhirFetch(`/Patient/${p.id}?_summary=data`))
     expect(body.text).toBeUndefined()
     expect(body.name).toEqual(p.name)
     expect(body.maritalStatus).toEqual(p.maritalStatus)
@@ -524,7 +527,7 @@ describe('_pretty, _summary and _elements on reads', () => {
   })
 
   test('_elements=name keeps name, id and meta and drops the rest', async () => {
-    const body = await (await s.fhirFetch(`/Patient/${p.id}?_elements=name`)).json()
+    const body = await readJson(await s.fhirFetch(`/Patient/${p.id}?_elements=name`))
     expect(body.id).toBe(p.id)
     expect(body.meta.versionId).toBe('1')
     expect(body.name).toEqual(p.name)
@@ -535,7 +538,7 @@ describe('_pretty, _summary and _elements on reads', () => {
   })
 
   test('a subsetted read leaves the stored resource whole', async () => {
-    const body = await (await s.fhirFetch(`/Patient/${p.id}`)).json()
+    const body = await readJson(await s.fhirFetch(`/Patient/${p.id}`))
     expect(body).toEqual(p)
     expect(hasSubsetted(body)).toBe(false)
   })

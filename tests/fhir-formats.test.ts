@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from './harness'
 
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+const readJson = (res: Response): Promise<any> => res.json()
+
 let s: TestServer
 let patient: any
 
@@ -13,7 +16,7 @@ beforeAll(async () => {
     json: { resourceType: 'Patient', active: true, name: [{ family: 'Format', given: ['Xml'] }], gender: 'female', birthDate: '1985-06-07' },
   })
   expect(res.status).toBe(201)
-  patient = await res.json()
+  patient = await readJson(res)
 })
 
 afterAll(async () => {
@@ -39,7 +42,7 @@ describe('JSON', () => {
     const res = await s.fhirFetch(`/Patient/${patient.id}?_format=json`, { headers: { accept: 'application/fhir+xml' } })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toStartWith('application/fhir+json')
-    expect((await res.json()).id).toBe(patient.id)
+    expect((await readJson(res)).id).toBe(patient.id)
   })
 
   test('a body sent as application/json is accepted', async () => {
@@ -61,7 +64,7 @@ describe('media-type errors', () => {
       headers: { 'content-type': 'text/plain' },
     })
     expect(res.status).toBe(415)
-    expect((await res.json()).resourceType).toBe('OperationOutcome')
+    expect((await readJson(res)).resourceType).toBe('OperationOutcome')
     expect(await rowCount()).toBe(before)
   })
 
@@ -106,7 +109,7 @@ describe('XML', () => {
     const id = (res.headers.get('location') as string).split('/').at(-3)
     const read = await s.fhirFetch(`/Patient/${id}`)
     expect(read.status).toBe(200)
-    const json = await read.json()
+    const json = await readJson(read)
     const { meta, ...rest } = json
     expect(rest).toEqual({
       resourceType: 'Patient',
@@ -145,6 +148,6 @@ describe('XML', () => {
       headers: { 'content-type': 'application/fhir+xml' },
     })
     expect(res.status).toBe(400)
-    expect((await res.json()).resourceType).toBe('OperationOutcome')
+    expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   })
 })

@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from './harness'
 
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+const readJson = (res: Response): Promise<any> => res.json()
+
 let s: TestServer
 
 beforeAll(async () => {
@@ -51,7 +54,7 @@ async function versions(type: string, id: string): Promise<number[]> {
 }
 
 async function outcome(res: Response): Promise<any> {
-  const body = await res.json()
+  const body = await readJson(res)
   expect(body.resourceType).toBe('OperationOutcome')
   return body
 }
@@ -64,12 +67,12 @@ describe('FHIR Patch', () => {
       json: fhirPatch({ type: 'replace', path: 'Patient.birthDate', value: { valueDate: '1960-02-02' } }),
     })
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.birthDate).toBe('1960-02-02')
     expect(body.meta.versionId).toBe('2')
     expect(body.name).toEqual([{ family: 'Patchy' }])
     expect(res.headers.get('content-location')).toEndWith(`/fhir/Patient/${p.id}/_history/2`)
-    const read = await (await s.fhirFetch(`/Patient/${p.id}`)).json()
+    const read = await readJson(await s.fhirFetch(`/Patient/${p.id}`))
     expect(read.birthDate).toBe('1960-02-02')
     expect(await versions('Patient', p.id)).toEqual([1, 2])
   })
@@ -93,7 +96,7 @@ describe('FHIR Patch', () => {
       json: fhirPatch({ type: 'replace', path: 'Patient.birthDate', value: { valueDate: '1950-01-01' } }),
     })
     expect(res.status).toBe(200)
-    expect((await res.json()).meta.versionId).toBe('1')
+    expect((await readJson(res)).meta.versionId).toBe('1')
     expect(await versions('Patient', p.id)).toEqual([1])
   })
 
@@ -136,7 +139,7 @@ describe('JSON Patch', () => {
     const p = await create({ resourceType: 'Patient', birthDate: '1950-01-01' })
     const res = await jsonPatch(p.id, [{ op: 'replace', path: '/birthDate', value: '1970-03-03' }])
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = await readJson(res)
     expect(body.birthDate).toBe('1970-03-03')
     expect(body.meta.versionId).toBe('2')
     expect(await versions('Patient', p.id)).toEqual([1, 2])
@@ -173,7 +176,7 @@ describe('JSON Patch', () => {
     const p = await create({ resourceType: 'Patient', active: true })
     const res = await jsonPatch(p.id, [{ op: 'replace', path: '/active', value: true }])
     expect(res.status).toBe(200)
-    expect((await res.json()).meta.versionId).toBe('1')
+    expect((await readJson(res)).meta.versionId).toBe('1')
     expect(await versions('Patient', p.id)).toEqual([1])
   })
 })

@@ -4,6 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestServer, type TestServer } from './harness'
 
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+const readJson = (res: Response): Promise<any> => res.json()
+
 let s: TestServer
 
 beforeAll(async () => {
@@ -21,7 +24,7 @@ async function rowCounts(): Promise<{ current: number; history: number }> {
 }
 
 async function outcome(res: Response): Promise<any> {
-  const body = await res.json()
+  const body = await readJson(res)
   expect(body.resourceType).toBe('OperationOutcome')
   expect(body.issue.length).toBeGreaterThan(0)
   return body
@@ -47,7 +50,7 @@ describe('invalid writes: 400, nothing written', () => {
   beforeAll(async () => {
     const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } })
     expect(res.status).toBe(201)
-    existing = await res.json()
+    existing = await readJson(res)
   })
 
   test('resourceType does not match the URL', async () => {
@@ -147,7 +150,7 @@ describe('$validate', () => {
   })
 
   test('instance level POST /{type}/{id}/$validate, nothing stored', async () => {
-    const created = await (await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } })).json()
+    const created = await readJson(await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } }))
     const before = await rowCounts()
     const ok = await s.fhirFetch(`/Patient/${created.id}/$validate`, {
       method: 'POST',
@@ -164,7 +167,7 @@ describe('$validate', () => {
     expect(await rowCounts()).toEqual(before)
     const read = await s.fhirFetch(`/Patient/${created.id}`)
     expect(read.headers.get('etag')).toBe('W/"1"')
-    expect((await read.json()).active).toBe(true)
+    expect((await readJson(read)).active).toBe(true)
   })
 
   test('a resource of another type than the URL: 412', async () => {

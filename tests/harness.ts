@@ -35,7 +35,6 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   config.port = 0 // any free port
   const node = await withQuietStdout(() => startApi(config))
   const base = `http://127.0.0.1:${node.port}`
-  config.publicBaseUrl = base
   const sql = createSql(u.toString(), { max: 2 })
   return {
     base,

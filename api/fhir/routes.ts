@@ -21,13 +21,16 @@ export interface FhirDeps {
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
 
 export function fhirRoutes(deps: FhirDeps) {
-  const ctx: FhirContext = { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir` }
-  const handle = ({ request }: { request: Request }) => handleFhir(request, ctx, deps)
+  const fixed: FhirContext | undefined = deps.config.publicBaseUrl
+    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir` }
+    : undefined
+  const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
 }
 
-async function handleFhir(request: Request, ctx: FhirContext, deps: FhirDeps): Promise<Response> {
+async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps): Promise<Response> {
   const url = new URL(request.url)
+  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir` }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()

@@ -1,5 +1,6 @@
 // The FHIR XML reader and writer: behaviour on small inputs, round trips over the shared example data
 // (../shared/data beside the checkout, see its README), the hostile-input cases and a speed print.
+import { DATA_DIR } from '../../../tests/data'
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,7 +14,7 @@ const DIV = '<div xmlns="http://www.w3.org/1999/xhtml">'
 
 /** A folder of the shared test data; missing data is a failure, never a skip. */
 function dataDir(sub: string): string {
-  const dir = join(process.env.FHIR_TEST_DATA ?? join(import.meta.dir, '../../../../shared/data'), sub)
+  const dir = join(DATA_DIR, sub)
   if (!existsSync(dir)) throw new Error(`Test data missing: ${dir} (expected ../shared/data beside the checkout)`)
   return dir
 }

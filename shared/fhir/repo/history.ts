@@ -7,7 +7,7 @@ import type { StoredVersion } from './types'
 export interface HistoryQuery {
   type?: string
   id?: string
-  /** Only versions updated after this instant (exclusive), `_since`. */
+  /** Only versions updated at or after this instant, `_since`. */
   since?: Date
   /** `_at` as a range: versions current at some point within [atStart, atEnd). */
   atStart?: Date
@@ -39,7 +39,7 @@ function versions(sql: Sql, q: HistoryQuery) {
         : sql`true`
   const window = (t: string) => sql`
     ${sql(t)}.last_updated <= ${q.asOf}
-    ${q.since ? sql`and ${sql(t)}.last_updated > ${q.since}` : sql``}
+    ${q.since ? sql`and ${sql(t)}.last_updated >= ${q.since}` : sql``}
     ${q.atEnd ? sql`and ${sql(t)}.last_updated < ${q.atEnd}` : sql``}`
   const union = sql`
     select rid, version, res_type, id, last_updated, deleted, content from resource c where ${scope('c')} and ${window('c')}

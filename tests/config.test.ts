@@ -1,0 +1,52 @@
+// Configuration: a bad environment variable stops start-up with a message that names it.
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { loadConfig } from '../shared/config'
+
+const ROOT = join(import.meta.dir, '..')
+
+describe('loadConfig', () => {
+  test('PORT=abc throws an error naming PORT', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/)
+  })
+
+  test('an out-of-range PORT throws an error naming PORT', () => {
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/)
+  })
+
+  test('a bad DATABASE_URL throws an error naming DATABASE_URL', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/)
+  })
+
+  test('a bad MAX_BODY_BYTES throws an error naming MAX_BODY_BYTES', () => {
+    expect(() => loadConfig({ MAX_BODY_BYTES: 'lots' })).toThrow(/MAX_BODY_BYTES/)
+  })
+
+  test('valid values are parsed', () => {
+    const c = loadConfig({ PORT: '9090', MAX_BODY_BYTES: '1000', AUTH_DISABLED: 'true' })
+    expect(c.port).toBe(9090)
+    expect(c.maxBodyBytes).toBe(1000)
+    expect(c.authDisabled).toBe(true)
+  })
+
+  test('auth is on by default', () => {
+    expect(loadConfig({}).authDisabled).toBe(false)
+  })
+})
+
+describe('api/main.ts with a bad config', () => {
+  test('PORT=abc exits non-zero with a message naming PORT', async () => {
+    const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: 'abc' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    // Should it start anyway, stop it rather than hang the suite.
+    const guard = setTimeout(() => proc.kill(), 10_000)
+    const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+    clearTimeout(guard)
+    expect(code).not.toBe(0)
+    expect(`${out}\n${err}`).toContain('PORT')
+  }, 15_000)
+})

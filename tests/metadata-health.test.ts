@@ -1,0 +1,66 @@
+// GET /fhir/metadata (the CapabilityStatement) and the health endpoints /healthz and /readyz.
+// https://hl7.org/fhir/R4/http.html#capabilities
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestServer, type TestServer } from './harness'
+
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+const readJson = (res: Response): Promise<any> => res.json()
+
+let s: TestServer
+
+beforeAll(async () => {
+  s = await startTestServer()
+})
+
+afterAll(async () => {
+  await s.stop()
+})
+
+describe('health', () => {
+  // First request after start-up on purpose: a node whose startApi() has resolved must be ready.
+  test('GET /readyz: 200 with database and redis "ok"', async () => {
+    const res = await fetch(`${s.base}/readyz`)
+    expect(res.status).toBe(200)
+    const body = await readJson(res)
+    expect(body.database).toBe('ok')
+    expect(body.redis).toBe('ok')
+  })
+
+  test('GET /healthz: 200', async () => {
+    const res = await fetch(`${s.base}/healthz`)
+    expect(res.status).toBe(200)
+  })
+})
+
+describe('GET /fhir/metadata', () => {
+  test('a CapabilityStatement for FHIR 4.0.1 listing all 146 R4 resource types', async () => {
+    const res = await s.fhirFetch('/metadata')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/fhir+json;charset=utf-8')
+    const cs = await readJson(res)
+    expect(cs.resourceType).toBe('CapabilityStatement')
+    expect(cs.fhirVersion).toBe('4.0.1')
+    expect(cs.kind).toBe('instance')
+    const resources = cs.rest[0].resource
+    expect(resources).toHaveLength(146)
+    const types = resources.map((r: any) => r.type)
+    expect(new Set(types).size).toBe(146)
+    for (const t of ['Patient', 'Observation', 'Bundle', 'Parameters', 'OperationOutcome', 'CapabilityStatement', 'Binary', 'MedicinalProductUndesirableEffect'])
+      expect(types).toContain(t)
+  })
+
+  test('every type has read, vread, update, patch, delete, create and history interactions', async () => {
+    const cs = await readJson(await s.fhirFetch('/metadata'))
+    for (const r of cs.rest[0].resource) {
+      const codes = r.interaction.map((i: any) => i.code)
+      for (const code of ['read', 'vread', 'update', 'patch', 'delete', 'create', 'history-instance'])
+        expect({ type: r.type, has: codes.includes(code) }).toEqual({ type: r.type, has: true })
+    }
+  })
+
+  test('answers XML with _format=xml', async () => {
+    const res = await s.fhirFetch('/metadata?_format=xml')
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('<CapabilityStatement xmlns="http://hl7.org/fhir">')
+  })
+})
