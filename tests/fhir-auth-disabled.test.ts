@@ -1,19 +1,8 @@
 // The development switch AUTH_DISABLED=true: /fhir accepts requests without a key.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from './harness'
+import { expect, test } from 'bun:test'
+import { type TestServer, readJson, useTestServer } from './harness'
 
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
-
-let s: TestServer
-
-beforeAll(async () => {
-  s = await startTestServer({ AUTH_DISABLED: 'true' })
-})
-
-afterAll(async () => {
-  await s.stop()
-})
+const s = useTestServer({ AUTH_DISABLED: 'true' })
 
 test('create and read without a key', async () => {
   const post = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true }, key: null })

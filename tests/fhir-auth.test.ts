@@ -2,10 +2,7 @@
 // keys stop working once the verifier's 5-second cache expires; /metadata is open.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApiKey } from '../shared/auth/api-keys'
-import { startTestServer, type TestServer } from './harness'
-
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
+import { type TestServer, readJson, startTestServer } from './harness'
 
 let s: TestServer
 let patientId: string

@@ -1,20 +1,9 @@
 // The request body limit (MAX_BODY_BYTES): an over-limit body gets 413 with an OperationOutcome and
 // nothing is written.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from './harness'
+import { expect, test } from 'bun:test'
+import { type TestServer, readJson, useTestServer } from './harness'
 
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
-
-let s: TestServer
-
-beforeAll(async () => {
-  s = await startTestServer({ MAX_BODY_BYTES: '1000' })
-})
-
-afterAll(async () => {
-  await s.stop()
-})
+const s = useTestServer({ MAX_BODY_BYTES: '1000' })
 
 async function rowCount(): Promise<number> {
   const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from resource`

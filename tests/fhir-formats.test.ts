@@ -1,10 +1,7 @@
 // Content negotiation and formats: _format over Accept, FHIR JSON and XML, media-type errors.
 // https://hl7.org/fhir/R4/http.html#mime-type  https://hl7.org/fhir/R4/xml.html
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from './harness'
-
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
+import { type TestServer, readJson, startTestServer } from './harness'
 
 let s: TestServer
 let patient: any

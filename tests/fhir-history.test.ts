@@ -1,26 +1,11 @@
 // History at instance, type and system level, with _since, _at, _count and paging links.
 // https://hl7.org/fhir/R4/http.html#history  (reference behaviour: shared/notes/hapi-behaviour.md §1.5)
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ADMIN_KEY, startTestServer, type TestServer } from './harness'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { ADMIN_KEY, type TestServer, createResource, readJson, useTestServer } from './harness'
 
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
+const s = useTestServer()
 
-let s: TestServer
-
-beforeAll(async () => {
-  s = await startTestServer()
-})
-
-afterAll(async () => {
-  await s.stop()
-})
-
-async function create(resource: any): Promise<any> {
-  const res = await s.fhirFetch(`/${resource.resourceType}`, { method: 'POST', json: resource })
-  expect(res.status).toBe(201)
-  return res.json()
-}
+const create = (resource: any) => createResource(s, resource)
 
 async function put(resource: any): Promise<any> {
   const res = await s.fhirFetch(`/${resource.resourceType}/${resource.id}`, { method: 'PUT', json: resource })

@@ -1,28 +1,13 @@
 // PATCH /{type}/{id} with FHIR Patch (a Parameters resource) and JSON Patch.
 // https://hl7.org/fhir/R4/http.html#patch  https://hl7.org/fhir/R4/fhirpatch.html
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from './harness'
+import { describe, expect, test } from 'bun:test'
+import { type TestServer, createResource, readJson, useTestServer } from './harness'
 
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
-
-let s: TestServer
-
-beforeAll(async () => {
-  s = await startTestServer()
-})
-
-afterAll(async () => {
-  await s.stop()
-})
+const s = useTestServer()
 
 const STORAGE_CODES = 'https://hapifhir.io/fhir/CodeSystem/hapi-fhir-storage-response-code'
 
-async function create(resource: any): Promise<any> {
-  const res = await s.fhirFetch(`/${resource.resourceType}`, { method: 'POST', json: resource })
-  expect(res.status).toBe(201)
-  return res.json()
-}
+const create = (resource: any) => createResource(s, resource)
 
 function fhirPatch(...operations: Record<string, unknown>[]): any {
   return {

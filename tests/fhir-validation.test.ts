@@ -1,21 +1,10 @@
 // Validation of writes and $validate: bad input gets 400 with an OperationOutcome naming the element,
 // and nothing is written. https://hl7.org/fhir/R4/validation.html
 // https://hl7.org/fhir/R4/resource-operation-validate.html
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from './harness'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { type TestServer, readJson, useTestServer } from './harness'
 
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
-
-let s: TestServer
-
-beforeAll(async () => {
-  s = await startTestServer()
-})
-
-afterAll(async () => {
-  await s.stop()
-})
+const s = useTestServer()
 
 async function rowCounts(): Promise<{ current: number; history: number }> {
   const [row] = await s.sql<{ current: number; history: number }[]>`

@@ -1,5 +1,6 @@
 // Integration-test harness: the real app on a random port, over HTTP, against real PostgreSQL and Redis.
 // Each test file gets a fresh database of its own, dropped at the end.
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { startApi } from '../api/main'
 import { type Config, loadConfig } from '../shared/config'
 import { createSql, type Sql } from '../shared/db/client'
@@ -69,4 +70,26 @@ async function withQuietStdout<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     process.stdout.write = write
   }
+}
+
+/** A server for the whole test file: started before its tests, stopped (database dropped) after them. */
+export function useTestServer(env: Record<string, string> = {}): TestServer {
+  const holder = {} as TestServer
+  beforeAll(async () => {
+    Object.assign(holder, await startTestServer(env))
+  })
+  afterAll(async () => {
+    await holder.stop()
+  })
+  return holder
+}
+
+/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
+export const readJson = (res: Response): Promise<any> => res.json()
+
+/** POSTs a resource, expects 201 and returns the stored resource. */
+export async function createResource(s: TestServer, resource: any): Promise<any> {
+  const res = await s.fhirFetch(`/${resource.resourceType}`, { method: 'POST', json: resource })
+  expect(res.status).toBe(201)
+  return res.json()
 }

@@ -1,20 +1,9 @@
 // GET /fhir/metadata (the CapabilityStatement) and the health endpoints /healthz and /readyz.
 // https://hl7.org/fhir/R4/http.html#capabilities
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from './harness'
+import { describe, expect, test } from 'bun:test'
+import { type TestServer, readJson, useTestServer } from './harness'
 
-/** The JSON body of a response, untyped (FHIR resources are checked field by field). */
-const readJson = (res: Response): Promise<any> => res.json()
-
-let s: TestServer
-
-beforeAll(async () => {
-  s = await startTestServer()
-})
-
-afterAll(async () => {
-  await s.stop()
-})
+const s = useTestServer()
 
 describe('health', () => {
   // First request after start-up on purpose: a node whose startApi() has resolved must be ready.

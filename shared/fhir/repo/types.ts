@@ -1,4 +1,4 @@
-// Shapes of stored versions as the repository returns them.
+// Shapes of stored versions as the repository returns and writes them.
 
 export interface StoredVersion {
   /** Internal row id (bigint as string); the id of index rows. */
@@ -12,15 +12,8 @@ export interface StoredVersion {
   content: string | null
 }
 
-/** A version about to be written: the content already carries id and meta. */
-export interface NewVersion {
-  rid: string
-  type: string
-  id: string
-  version: number
-  lastUpdated: Date
-  deleted: boolean
-  content: string | null
-  /** The parsed resource (absent for deletions), for index extraction. */
+/** A version about to be written: its content already carries id and meta; `resource` is the parsed
+ *  form (absent for deletions), for index extraction. */
+export interface NewVersion extends StoredVersion {
   resource?: any
 }
