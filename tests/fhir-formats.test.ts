@@ -148,3 +148,11 @@ describe('XML', () => {
     expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   })
 })
+
+describe('malformed URLs', () => {
+  test('bad percent-encoding in the path is a 400 OperationOutcome', async () => {
+    const res = await s.fhirFetch('/Patient/%E0%A4%A')
+    expect(res.status).toBe(400)
+    expect((await readJson(res)).resourceType).toBe('OperationOutcome')
+  })
+})

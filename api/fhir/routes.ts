@@ -40,7 +40,7 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
   try {
     format = responseFormat(query.get('_format'), accept)
     if (!METHODS.has(request.method)) throw new AppError('not-allowed', `HTTP method ${request.method} is not supported`)
-    const path = url.pathname.slice('/fhir'.length).split('/').filter(Boolean).map(decodeURIComponent)
+    const path = url.pathname.slice('/fhir'.length).split('/').filter(Boolean).map(decodeSegment)
     const req: FhirRequest = {
       method: request.method as FhirMethod,
       path,
@@ -82,4 +82,12 @@ async function readBody(request: Request, max: number): Promise<string> {
   const text = await request.text()
   if (Buffer.byteLength(text) > max) throw new AppError('too-large', `Request body exceeds the limit of ${max} bytes`)
   return text
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    throw new AppError('invalid', `Invalid percent-encoding in the URL path: ${segment}`)
+  }
 }
