@@ -2,7 +2,7 @@
 import { ApiKeyVerifier, ensureBootstrapKey } from '../shared/auth/api-keys'
 import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
-import { Repo } from '../shared/fhir/repo/repo'
+import { createRepo } from '../shared/fhir/store'
 import { log } from '../shared/log'
 import { waitReady } from '../shared/redis'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
@@ -18,7 +18,7 @@ export async function startApi(config: Config, shared?: Runtime): Promise<ApiNod
   prepareFhirDefinitions()
   const rt = shared ?? (await openRuntime(config))
   const bootstrapKey = await ensureBootstrapKey(rt.sql)
-  const repo = new Repo(rt.sql)
+  const repo = createRepo(rt.sql, config)
   const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
   const redis = rt.redis('producer')
   if (redis) await waitReady(redis)

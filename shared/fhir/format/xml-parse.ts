@@ -1,31 +1,76 @@
 // FHIR XML -> FHIR JSON, driven by the element tables: arrays from cardinality, primitives split into
 // `name` and `_name`, JSON types for boolean and numbers, resources unwrapped, XHTML narrative verbatim.
-// https://hl7.org/fhir/R4/xml.html and https://hl7.org/fhir/R4/json.html
-import { AppError, invalid } from '../../errors'
+// Reads the ordered node tree of fast-xml-parser (see xml-reader.ts); the narrative div is a stop node,
+// so its XHTML arrives as the raw source text. https://hl7.org/fhir/R4/xml.html and https://hl7.org/fhir/R4/json.html
+import { invalid } from '../../errors'
 import { type ElementDef, type TypeDef, getTypeDef } from '../definitions/elements'
-import { readXml, XHTML_NS, XML_NS, XMLNS_NS, type XmlElement } from './xml-reader'
+import {
+  ATTRS,
+  CDATA,
+  enterScope,
+  isNamespaceDeclaration,
+  nameOf,
+  parseXmlNodes,
+  prefixNamespace,
+  readXml,
+  refuseDtd,
+  ROOT_SCOPE,
+  type Scope,
+  scopeDeclarations,
+  sourceRange,
+  startTag,
+  TEXT,
+  textValue,
+  attributeValue,
+  XHTML_NS,
+  XML_NS,
+  XMLNS_NS,
+  type XmlAttrs,
+  type XmlElement,
+  type XmlNode,
+  xmlError,
+} from './xml-reader'
 
 const FHIR_NS = 'http://hl7.org/fhir'
 const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
+/** Narrative XHTML is read as a document of its own only when it must be rewritten. */
+const XHTML_MAX_DEPTH = 1000
 
 export function parseFhirXml(text: string, opts: { maxDepth?: number } = {}): any {
-  // https://hl7.org/fhir/R4/security.html#xml: refuse DTDs before reading a single element, so
-  // entity-expansion attacks (billion laughs, external entities) cost one scan.
-  if (text.includes('<!DOCTYPE') || text.includes('<!ENTITY')) {
-    const message = 'XML with a DOCTYPE or ENTITY declaration is not accepted'
-    throw new AppError('invalid', message, { issues: [{ severity: 'error', code: 'security', diagnostics: message }] })
-  }
-  const root = readXml(text, { maxDepth: opts.maxDepth ?? 100, dropWhitespaceIn: FHIR_NS })
-  return readResource(root, '')
+  refuseDtd(text)
+  const root = parseXmlNodes(text, { maxDepth: opts.maxDepth ?? 100, stopNodes: narrativeStopNodes(text) })
+  return readResource(root, '', ROOT_SCOPE, text)
 }
 
-function readResource(el: XmlElement, path: string): any {
-  const where = path || el.name
-  if (el.ns !== FHIR_NS) throw invalid(`Element <${el.qname}> is not in the FHIR namespace ${FHIR_NS}`, where)
-  const td = getTypeDef(el.name)
-  if (!td || td.kind !== 'resource' || td.abstract) throw invalid(`Unknown resource type '${el.name}'`, where)
-  const out: any = { resourceType: el.name }
-  readChildren(el, td, out, path || el.name)
+// https://hl7.org/fhir/R4/narrative.html#xhtml: every div (the only one FHIR has is Narrative.div) is
+// kept as raw text; a prefixed one (<h:div>) is a stop node only under its own prefix.
+const DIV_STOP_NODES = ['*.div']
+
+function narrativeStopNodes(text: string): string[] {
+  if (!text.includes(':div')) return DIV_STOP_NODES
+  const prefixes = new Set<string>()
+  for (const m of text.matchAll(/<([^\s<>/!?:]+):div[\s/>]/g)) prefixes.add(m[1])
+  return prefixes.size ? [...DIV_STOP_NODES, ...[...prefixes].map((p) => `*.${p}:div`)] : DIV_STOP_NODES
+}
+
+/** The namespace and local name of an element `qname` in `scope`. */
+function resolveElement(qname: string, scope: Scope): [ns: string, name: string] {
+  const colon = qname.indexOf(':')
+  return colon < 0 ? [scope.default, qname] : [prefixNamespace(qname, colon, scope), qname.slice(colon + 1)]
+}
+
+function readResource(node: XmlNode, path: string, parentScope: Scope, source: string): any {
+  const qname = nameOf(node)
+  const attrs: XmlAttrs | undefined = node[ATTRS]
+  const scope = attrs ? enterScope(attrs, parentScope) : parentScope
+  const [ns, name] = resolveElement(qname, scope)
+  const where = path || name
+  if (ns !== FHIR_NS) throw invalid(`Element <${qname}> is not in the FHIR namespace ${FHIR_NS}`, where)
+  const td = getTypeDef(name)
+  if (!td || td.kind !== 'resource' || td.abstract) throw invalid(`Unknown resource type '${name}'`, where)
+  const out: any = { resourceType: name }
+  if (attrs) readAttributes(attrs, td, out, where, scope)
+  readChildren(node[qname], td, out, where, scope, source)
   return out
 }
 
@@ -59,32 +104,46 @@ function childrenOf(td: TypeDef): Map<string, Child> {
   return table
 }
 
-/** Reads the attributes and children of an element of a complex type into `out`. */
-function readChildren(el: XmlElement, td: TypeDef, out: any, path: string): void {
-  for (const a of el.attrs) {
-    if (a.ns !== '') {
+/** The attributes of an element of a complex type (Element.id, Extension.url) into `out`. */
+function readAttributes(attrs: XmlAttrs, td: TypeDef, out: any, path: string, scope: Scope): void {
+  for (const qname in attrs) {
+    const colon = qname.indexOf(':')
+    if (colon >= 0 || qname === 'xmlns') {
       // Namespace declarations, xml:space / xml:lang and xsi:schemaLocation carry no FHIR content.
-      if (a.ns === XMLNS_NS || a.ns === XML_NS || a.ns === XSI_NS) continue
-      throw invalid(`Unknown attribute '${a.qname}'`, `${path}.@${a.qname}`)
+      const ns = colon < 0 ? XMLNS_NS : prefixNamespace(qname, colon, scope)
+      if (ns === XMLNS_NS || ns === XML_NS || ns === XSI_NS) continue
+      throw invalid(`Unknown attribute '${qname}'`, `${path}.@${qname}`)
     }
-    const prop = td.properties.get(a.name)
+    const prop = td.properties.get(qname)
     if (!prop || !prop.element.representation?.includes('xmlAttr')) {
-      throw invalid(`Unknown attribute '${a.name}'`, `${path}.@${a.name}`)
+      throw invalid(`Unknown attribute '${qname}'`, `${path}.@${qname}`)
     }
-    out[a.name] = a.value
+    out[qname] = attributeValue(attrs[qname], qname)
   }
+}
 
+/** Reads the child nodes of an element of a complex type into `out`. */
+function readChildren(nodes: XmlNode[], td: TypeDef, out: any, path: string, scope: Scope, source: string): void {
   const table = childrenOf(td)
   let primitiveArrays: Child[] | undefined
   let choices: [ElementDef, string][] | undefined
-  for (const node of el.children) {
-    if (typeof node === 'string') throw invalid(`Text is not allowed here: '${node.trim().slice(0, 40)}'`, path)
-    const child = table.get(node.name)
-    if (!child) throw invalid(`Unknown element '${node.name}'`, `${path}.${node.name}`)
+  for (const node of nodes) {
+    const qname = nameOf(node)
+    if (qname === TEXT || qname === CDATA) {
+      const text: string = qname === TEXT ? node[TEXT] : (node[CDATA][0]?.[TEXT] ?? '')
+      if (!isBlank(text)) throw invalid(`Text is not allowed here: '${text.trim().slice(0, 40)}'`, path)
+      continue
+    }
+    const attrs: XmlAttrs | undefined = node[ATTRS]
+    const inner = attrs ? enterScope(attrs, scope) : scope
+    const colon = qname.indexOf(':')
+    const local = colon < 0 ? qname : qname.slice(colon + 1)
+    const child = table.get(local)
+    if (!child) throw invalid(`Unknown element '${local}'`, `${path}.${local}`)
     const { name, element, kind } = child
     // The narrative div is the one element in another namespace (XHTML), checked by readXhtml.
-    if (node.ns !== FHIR_NS && kind !== 'xhtml') {
-      throw invalid(`Element <${node.qname}> is not in the FHIR namespace ${FHIR_NS}`, `${path}.${name}`)
+    if (kind !== 'xhtml' && (colon < 0 ? inner.default : prefixNamespace(qname, colon, inner)) !== FHIR_NS) {
+      throw invalid(`Element <${qname}> is not in the FHIR namespace ${FHIR_NS}`, `${path}.${name}`)
     }
     if (element.choice) {
       const seen = (choices ??= []).find((c) => c[0] === element)
@@ -97,19 +156,22 @@ function readChildren(el: XmlElement, td: TypeDef, out: any, path: string): void
     }
     // Paths are only built when needed: for errors and for complex children.
     const index = element.array ? (existing?.length ?? 0) : -1
+    const children: XmlNode[] = node[qname]
 
     if (kind === 'primitive') {
-      readPrimitive(node, child, out, path, index)
+      readPrimitive(children, attrs, child, out, path, index, inner, source)
       if (index === 0) (primitiveArrays ??= []).push(child)
     } else if (kind === 'xhtml') {
-      out[name] = readXhtml(node, pathOf(path, name, index))
+      out[name] = readXhtml(node, qname, attrs, inner, pathOf(path, name, index), source)
     } else {
       let value: any
+      const at = pathOf(path, name, index)
       if (kind === 'resource') {
-        value = readContainedResource(node, child.type, pathOf(path, name, index))
+        value = readContainedResource(children, qname, attrs, child.type, at, inner, source)
       } else {
         value = {}
-        readChildren(node, child.typeDef, value, pathOf(path, name, index))
+        if (attrs) readAttributes(attrs, child.typeDef, value, at, inner)
+        readChildren(children, child.typeDef, value, at, inner, source)
       }
       if (element.array) (existing ?? (out[name] = [])).push(value)
       else out[name] = value
@@ -130,27 +192,40 @@ function pathOf(parent: string, name: string, index: number): string {
   return index < 0 ? `${parent}.${name}` : `${parent}.${name}[${index}]`
 }
 
+function isBlank(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c !== 32 && c !== 10 && c !== 9 && c !== 13) return false
+  }
+  return true
+}
+
 /**
  * A primitive: the `value` attribute, an `id` attribute and `extension` children, into `name` and
  * `_name` of `out`. https://hl7.org/fhir/R4/json.html#primitive: repeating primitives are parallel
  * arrays, with null where one side has nothing.
  */
-function readPrimitive(el: XmlElement, child: Child, out: any, parent: string, index: number): void {
+function readPrimitive(nodes: XmlNode[], attrs: XmlAttrs | undefined, child: Child, out: any, parent: string, index: number, scope: Scope, source: string): void {
   const { name, extName, typeDef } = child
   let text: string | undefined
   let ext: any
-  for (const a of el.attrs) {
-    if (a.ns !== '') {
-      if (a.ns === XMLNS_NS || a.ns === XML_NS) continue
-      throw invalid(`Unknown attribute '${a.qname}'`, `${pathOf(parent, name, index)}.@${a.qname}`)
+  for (const qname in attrs) {
+    if (qname === 'value') text = attributeValue(attrs[qname], qname)
+    else if (qname === 'id') (ext ??= {}).id = attributeValue(attrs[qname], qname)
+    else {
+      const colon = qname.indexOf(':')
+      if (colon >= 0 || qname === 'xmlns') {
+        const ns = colon < 0 ? XMLNS_NS : prefixNamespace(qname, colon, scope)
+        if (ns === XMLNS_NS || ns === XML_NS) continue
+      }
+      throw invalid(`Unknown attribute '${qname}'`, `${pathOf(parent, name, index)}.@${qname}`)
     }
-    if (a.name === 'value') text = a.value
-    else if (a.name === 'id') (ext ??= {}).id = a.value
-    else throw invalid(`Unknown attribute '${a.name}'`, `${pathOf(parent, name, index)}.@${a.name}`)
   }
-  if (el.children.length) {
-    ext ??= {}
-    readChildren({ ...el, attrs: [] }, typeDef, ext, pathOf(parent, name, index))
+  if (nodes.length) {
+    // Whitespace between elements yields nothing, so `_name` only appears for real content.
+    const target = ext ?? {}
+    readChildren(nodes, typeDef, target, pathOf(parent, name, index), scope, source)
+    if (target !== ext) for (const _ in target) ext = target
   }
   if (text === undefined && !ext) throw invalid(`Element has neither a value nor extensions`, pathOf(parent, name, index))
   const value = text === undefined ? null : primitiveValue(text, typeDef)
@@ -189,11 +264,19 @@ function primitiveValue(text: string, td: TypeDef): string | number | boolean | 
 }
 
 // https://hl7.org/fhir/R4/xml.html#resource: <contained><Patient>...</Patient></contained>.
-function readContainedResource(el: XmlElement, type: string, path: string): any {
-  if (el.attrs.some((a) => a.ns === '')) throw invalid(`Attributes are not allowed on <${el.name}>`, path)
-  const inner = el.children[0]
-  if (el.children.length !== 1 || typeof inner === 'string') throw invalid(`<${el.name}> must contain exactly one resource`, path)
-  const resource = readResource(inner, path)
+function readContainedResource(nodes: XmlNode[], qname: string, attrs: XmlAttrs | undefined, type: string, path: string, scope: Scope, source: string): any {
+  const name = qname.slice(qname.indexOf(':') + 1)
+  for (const a in attrs) if (!a.includes(':') && a !== 'xmlns') throw invalid(`Attributes are not allowed on <${name}>`, path)
+  let inner: XmlNode | undefined
+  for (const node of nodes) {
+    const key = nameOf(node)
+    const blank = key === TEXT ? isBlank(node[TEXT]) : key === CDATA ? isBlank(node[CDATA][0]?.[TEXT] ?? '') : false
+    if (blank) continue
+    if (inner || key === TEXT || key === CDATA) throw invalid(`<${name}> must contain exactly one resource`, path)
+    inner = node
+  }
+  if (!inner) throw invalid(`<${name}> must contain exactly one resource`, path)
+  const resource = readResource(inner, path, scope, source)
   if (type !== 'Resource' && resource.resourceType !== type) {
     throw invalid(`Expected a ${type}, found ${resource.resourceType}`, path)
   }
@@ -201,19 +284,29 @@ function readContainedResource(el: XmlElement, type: string, path: string): any 
 }
 
 // https://hl7.org/fhir/R4/json.html#xhtml: the div is a string of XHTML with its namespace declared.
-// It is cut from the source as is, unless it relies on prefixes declared outside it.
-function readXhtml(el: XmlElement, path: string): string {
-  if (el.ns !== XHTML_NS || el.name !== 'div') throw invalid(`Narrative must be an XHTML <div>`, path)
-  const declared = el.qname === 'div' && el.attrs.some((a) => a.qname === 'xmlns')
-  if (declared && !usesPrefixes(el)) return el.source.slice(el.start, el.end)
-  return writeXhtml(el, true, path)
+// It is cut from the source as is (a stop node, so the library has not parsed inside it), unless it
+// relies on prefixes declared outside it: then it is read as XML and rewritten without them.
+function readXhtml(node: XmlNode, qname: string, attrs: XmlAttrs | undefined, scope: Scope, path: string, source: string): string {
+  const [ns, name] = resolveElement(qname, scope)
+  if (ns !== XHTML_NS || name !== 'div') throw invalid(`Narrative must be an XHTML <div>`, path)
+  const content: XmlNode[] = node[qname]
+  if (content.length !== 1 || typeof content[0][TEXT] !== 'string') throw xmlError(`narrative <${qname}> was not kept as raw XHTML`)
+  const raw: string = content[0][TEXT]
+  // XMLValidator has checked the markup inside; the references are left, in attributes and text.
+  for (const a in attrs) attributeValue(attrs[a], a)
+  textValue(raw)
+  if (qname === 'div' && attrs?.xmlns !== undefined && !mayUsePrefixes(raw)) {
+    const [start, end] = sourceRange(node)
+    return source.slice(start, end)
+  }
+  const declared = { ...scopeDeclarations(scope), ...attrs }
+  const div = readXml(startTag(qname, declared) + raw + `</${qname}>`, { maxDepth: XHTML_MAX_DEPTH })
+  return writeXhtml(div, true, path)
 }
 
-function usesPrefixes(el: XmlElement): boolean {
-  if (el.qname.includes(':')) return true
-  for (const a of el.attrs) if (a.qname.includes(':') && a.ns !== XML_NS) return true
-  for (const c of el.children) if (typeof c !== 'string' && usesPrefixes(c)) return true
-  return false
+/** Whether raw XHTML may have a prefixed element or attribute (other than xml:); false positives are harmless. */
+function mayUsePrefixes(raw: string): boolean {
+  return raw.includes(':') && /<[^\s<>/!?]*:|\s(?!xml:|xmlns)[^\s=<>"'/]+:[^\s=<>"'/]*\s*=\s*["']/.test(raw)
 }
 
 /** Re-serializes XHTML without prefixes, declaring the namespace on the div. */

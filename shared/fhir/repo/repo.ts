@@ -4,8 +4,9 @@ import type { Sql, TxSql } from '../../db/client'
 import { IdAllocator } from './ids'
 import type { NewVersion, StoredVersion } from './types'
 
-/** Called inside the write transaction with every version written, e.g. to maintain search indexes. */
-export type WriteHook = (tx: TxSql, written: NewVersion[]) => Promise<void>
+/** Called inside the write transaction with every version written and the rids whose previous current
+ *  version they replace, e.g. to maintain search indexes. */
+export type WriteHook = (tx: TxSql, written: NewVersion[], superseded: string[]) => Promise<void>
 
 interface Row {
   rid: string
@@ -116,6 +117,7 @@ export class WriteTx {
                     ${fresh.map((v) => (v.deleted ? 1 : 0))}::int[], ${fresh.map((v) => v.content ?? '')}::text[])
              as v(rid, res_type, id, version, last_updated, deleted, content)`
     }
-    for (const hook of this.hooks) await hook(this.tx, versions)
+    const superseded = next.map((v) => v.rid)
+    for (const hook of this.hooks) await hook(this.tx, versions, superseded)
   }
 }

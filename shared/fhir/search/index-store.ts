@@ -1,0 +1,129 @@
+// Writes the search index rows of new versions, in the write transaction, with one statement: rows of
+// superseded versions are deleted and the new rows inserted (deleted resources get none).
+import type { TxSql } from '../../db/client'
+import type { NewVersion } from '../repo/types'
+import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
+import { contentText, narrativeText } from './fulltext'
+import type { CompositeRow } from './params/composite'
+
+type Keyed<T> = T & { rid: string; resType: string }
+
+/** The WriteHook of the repository: keeps every index table in step with the current versions. */
+export function indexWriter(baseUrl?: string) {
+  return async (tx: TxSql, written: NewVersion[], superseded: string[]): Promise<void> => {
+    const rows = emptyKeyed()
+    const text: { rid: string; resType: string; narrative: string; content: string }[] = []
+    for (const v of written) {
+      if (v.deleted || !v.resource) continue
+      const r = extractIndexes(v.resource, { baseUrl })
+      for (const k of Object.keys(r) as (keyof IndexRows)[]) {
+        const target = rows[k] as Keyed<unknown>[]
+        for (const row of r[k] as object[]) target.push({ ...(row as object), rid: v.rid, resType: v.type })
+      }
+      text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
+    }
+    await writeRows(tx, superseded, rows, text)
+  }
+}
+
+function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] } {
+  return emptyIndexRows() as any
+}
+
+const col = <T, V>(rows: T[], f: (r: T) => V) => rows.map(f)
+
+async function writeRows(
+  tx: TxSql,
+  superseded: string[],
+  r: ReturnType<typeof emptyKeyed>,
+  text: { rid: string; resType: string; narrative: string; content: string }[],
+): Promise<void> {
+  const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
+  await tx`
+    with
+      d1 as (delete from idx_string where rid = any(${superseded}::bigint[])),
+      d2 as (delete from idx_token where rid = any(${superseded}::bigint[])),
+      d3 as (delete from idx_reference where rid = any(${superseded}::bigint[])),
+      d4 as (delete from idx_date where rid = any(${superseded}::bigint[])),
+      d5 as (delete from idx_number where rid = any(${superseded}::bigint[])),
+      d6 as (delete from idx_quantity where rid = any(${superseded}::bigint[])),
+      d7 as (delete from idx_uri where rid = any(${superseded}::bigint[])),
+      d8 as (delete from idx_composite where rid = any(${superseded}::bigint[])),
+      d9 as (delete from idx_fulltext where rid = any(${superseded}::bigint[])),
+      i1 as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
+        select * from unnest(${col(r.string, (x) => x.rid)}::bigint[], ${col(r.string, (x) => x.resType)}::text[], ${col(r.string, (x) => x.code)}::text[],
+          ${col(r.string, (x) => x.value_norm)}::text[], ${col(r.string, (x) => x.value_exact)}::text[])),
+      i2 as (insert into idx_token (rid, res_type, code, system, value, text_norm)
+        select * from unnest(${col(r.token, (x) => x.rid)}::bigint[], ${col(r.token, (x) => x.resType)}::text[], ${col(r.token, (x) => x.code)}::text[],
+          ${col(r.token, (x) => x.system)}::text[], ${col(r.token, (x) => x.value)}::text[], ${col(r.token, (x) => x.text)}::text[])),
+      i3 as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
+        select * from unnest(${col(r.reference, (x) => x.rid)}::bigint[], ${col(r.reference, (x) => x.resType)}::text[], ${col(r.reference, (x) => x.code)}::text[],
+          ${col(r.reference, (x) => x.targetType)}::text[], ${col(r.reference, (x) => x.targetId)}::text[], ${col(r.reference, (x) => x.version)}::text[],
+          ${col(r.reference, (x) => x.url)}::text[], ${col(r.reference, (x) => x.identifierSystem)}::text[], ${col(r.reference, (x) => x.identifierValue)}::text[])),
+      i4 as (insert into idx_date (rid, res_type, code, lo, hi)
+        select * from unnest(${col(r.date, (x) => x.rid)}::bigint[], ${col(r.date, (x) => x.resType)}::text[], ${col(r.date, (x) => x.code)}::text[],
+          ${col(r.date, (x) => x.lo)}::timestamptz[], ${col(r.date, (x) => x.hi)}::timestamptz[])),
+      i5 as (insert into idx_number (rid, res_type, code, value, lo, hi)
+        select * from unnest(${col(r.number, (x) => x.rid)}::bigint[], ${col(r.number, (x) => x.resType)}::text[], ${col(r.number, (x) => x.code)}::text[],
+          ${col(r.number, (x) => x.value)}::numeric[], ${col(r.number, (x) => x.lo)}::numeric[], ${col(r.number, (x) => x.hi)}::numeric[])),
+      i6 as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
+        select * from unnest(${col(r.quantity, (x) => x.rid)}::bigint[], ${col(r.quantity, (x) => x.resType)}::text[], ${col(r.quantity, (x) => x.code)}::text[],
+          ${col(r.quantity, (x) => x.value)}::numeric[], ${col(r.quantity, (x) => x.lo)}::numeric[], ${col(r.quantity, (x) => x.hi)}::numeric[],
+          ${col(r.quantity, (x) => x.system)}::text[], ${col(r.quantity, (x) => x.unitCode)}::text[], ${col(r.quantity, (x) => x.unit)}::text[])),
+      i7 as (insert into idx_uri (rid, res_type, code, value)
+        select * from unnest(${col(r.uri, (x) => x.rid)}::bigint[], ${col(r.uri, (x) => x.resType)}::text[], ${col(r.uri, (x) => x.code)}::text[],
+          ${col(r.uri, (x) => x.value)}::text[])),
+      i8 as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
+        select * from unnest(${col(comp, (x) => x.rid)}::bigint[], ${col(comp, (x) => x.resType)}::text[], ${col(comp, (x) => x.code)}::text[],
+          ${col(comp, (x) => x.system1)}::text[], ${col(comp, (x) => x.value1)}::text[], ${col(comp, (x) => x.system2)}::text[], ${col(comp, (x) => x.value2)}::text[],
+          ${col(comp, (x) => x.lo2)}::numeric[], ${col(comp, (x) => x.hi2)}::numeric[], ${col(comp, (x) => x.unit2)}::text[],
+          ${col(comp, (x) => x.dlo2)}::timestamptz[], ${col(comp, (x) => x.dhi2)}::timestamptz[])),
+      i9 as (insert into idx_fulltext (rid, res_type, narrative, content)
+        select rid, res_type, to_tsvector('simple', n), to_tsvector('simple', c)
+        from unnest(${col(text, (x) => x.rid)}::bigint[], ${col(text, (x) => x.resType)}::text[], ${col(text, (x) => x.narrative)}::text[],
+          ${col(text, (x) => x.content)}::text[]) as t(rid, res_type, n, c))
+    select 1`
+}
+
+interface CompositeColumns {
+  rid: string
+  resType: string
+  code: string
+  system1: string | null
+  value1: string | null
+  system2: string | null
+  value2: string | null
+  lo2: number | null
+  hi2: number | null
+  unit2: string | null
+  dlo2: string | null
+  dhi2: string | null
+}
+
+/** A two-part composite (first part a token) in the columns of its second part's kind; others are not indexed. */
+function compositeColumns(row: Keyed<CompositeRow>): CompositeColumns | undefined {
+  if (row.parts.length !== 2 || row.parts[0].type !== 'token') return undefined
+  const first = row.parts[0].row as any
+  const second = row.parts[1]
+  const s = second.row as any
+  const out: CompositeColumns = {
+    rid: row.rid, resType: row.resType, code: row.code, system1: first.system, value1: first.value,
+    system2: null, value2: null, lo2: null, hi2: null, unit2: null, dlo2: null, dhi2: null,
+  }
+  switch (second.type) {
+    case 'token':
+      return { ...out, system2: s.system, value2: s.value }
+    case 'string':
+      return { ...out, value2: s.value_norm }
+    case 'uri':
+      return { ...out, value2: s.value }
+    case 'number':
+      return { ...out, lo2: s.lo, hi2: s.hi }
+    case 'quantity':
+      return { ...out, lo2: s.lo, hi2: s.hi, system2: s.system, unit2: s.unitCode ?? s.unit }
+    case 'date':
+      return { ...out, dlo2: s.lo, dhi2: s.hi }
+    default:
+      return undefined
+  }
+}

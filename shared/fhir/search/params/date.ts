@@ -1,0 +1,114 @@
+// Date parameters, write side: each date, dateTime, instant, Period or Timing becomes the range of
+// instants it covers, from its precision (`2020` is the whole year); dates without a zone are UTC.
+// https://hl7.org/fhir/R4/search.html#date
+import type { ExtractContext, TypedValue } from '../typed-value'
+
+export interface DateRow {
+  code: string
+  /** First instant covered, ISO 8601 UTC with milliseconds. */
+  lo: string
+  /** Last instant covered (inclusive, to the millisecond). */
+  hi: string
+}
+
+/** Sentinels for the open ends of a Period. */
+export const DATE_MIN = '0001-01-01T00:00:00.000Z'
+export const DATE_MAX = '9999-12-31T23:59:59.999Z'
+
+// https://hl7.org/fhir/R4/datatypes.html#dateTime (instant is the same with seconds and zone required)
+const DATE_TIME =
+  /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/
+
+/** The [lo, hi] range of a FHIR date, dateTime or instant (also a search value without prefix); undefined if malformed. */
+export function dateRange(text: string): [string, string] | undefined {
+  const m = DATE_TIME.exec(text)
+  if (!m) return undefined
+  const year = Number(m[1])
+  const month = m[2] ? Number(m[2]) : undefined
+  const day = m[3] ? Number(m[3]) : undefined
+  if (month !== undefined && (month < 1 || month > 12)) return undefined
+  if (month === undefined) return [utc(year, 0, 1), utc(year + 1, 0, 1, -1)]
+  if (day === undefined) return [utc(year, month - 1, 1), utc(year, month, 1, -1)]
+  if (day < 1 || day > daysIn(year, month)) return undefined
+  if (m[4] === undefined) return [utc(year, month - 1, day), utc(year, month - 1, day + 1, -1)]
+  const hour = Number(m[4])
+  const minute = Number(m[5])
+  if (hour > 23 || minute > 59) return undefined
+  const offset = zoneMinutes(m[8])
+  let lo = ms(year, month - 1, day, hour, minute - offset, 0, 0)
+  let width: number
+  if (m[6] === undefined) width = 60_000
+  else {
+    const second = Number(m[6])
+    if (second > 60) return undefined
+    const fraction = m[7] ?? ''
+    const millis = fraction ? Number(fraction.slice(0, 3).padEnd(3, '0')) : 0
+    lo += second * 1000 + millis
+    width = fraction.length === 0 ? 1000 : fraction.length >= 3 ? 1 : 10 ** (3 - fraction.length)
+  }
+  return [iso(lo), iso(lo + width - 1)]
+}
+
+export function extract(values: TypedValue[], ctx: ExtractContext): DateRow[] {
+  const out: DateRow[] = []
+  const push = (r: [string, string] | undefined) => r && out.push({ code: ctx.code, lo: r[0], hi: r[1] })
+  for (const { type, value } of values) {
+    if (typeof value === 'string') {
+      if (type === 'date' || type === 'dateTime' || type === 'instant') push(dateRange(value))
+    } else if (value && typeof value === 'object') {
+      if (type === 'Period') push(periodRange(value))
+      else if (type === 'Timing') push(timingRange(value))
+    }
+  }
+  return out
+}
+
+// A Period with one end open covers up to the sentinel on that side. https://hl7.org/fhir/R4/datatypes.html#Period
+function periodRange(p: any): [string, string] | undefined {
+  const start = typeof p.start === 'string' ? dateRange(p.start) : undefined
+  const end = typeof p.end === 'string' ? dateRange(p.end) : undefined
+  if (!start && !end) return undefined
+  return [start?.[0] ?? DATE_MIN, end?.[1] ?? DATE_MAX]
+}
+
+// Timing: from its earliest to its latest event, widened by repeat.boundsPeriod.
+// https://hl7.org/fhir/R4/datatypes.html#Timing
+function timingRange(t: any): [string, string] | undefined {
+  let lo: string | undefined
+  let hi: string | undefined
+  const widen = (r: [string, string] | undefined) => {
+    if (!r) return
+    if (lo === undefined || r[0] < lo) lo = r[0]
+    if (hi === undefined || r[1] > hi) hi = r[1]
+  }
+  for (const e of t.event ?? []) if (typeof e === 'string') widen(dateRange(e))
+  if (t.repeat?.boundsPeriod) widen(periodRange(t.repeat.boundsPeriod))
+  return lo !== undefined && hi !== undefined ? [lo, hi] : undefined
+}
+
+function zoneMinutes(zone: string | undefined): number {
+  if (!zone || zone === 'Z') return 0
+  const sign = zone[0] === '-' ? -1 : 1
+  return sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)))
+}
+
+function daysIn(year: number, month: number): number {
+  return new Date(ms(year, month, 0, 0, 0, 0, 0)).getUTCDate()
+}
+
+// Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear does not.
+function ms(year: number, month: number, day: number, hour: number, minute: number, second: number, milli: number): number {
+  const d = new Date(0)
+  d.setUTCFullYear(year, month, day)
+  d.setUTCHours(hour, minute, second, milli)
+  return d.getTime()
+}
+
+function utc(year: number, month: number, day: number, deltaMs = 0): string {
+  return iso(ms(year, month, day, 0, 0, 0, 0) + deltaMs)
+}
+
+function iso(t: number): string {
+  const s = new Date(t).toISOString()
+  return s.startsWith('+') || s.startsWith('-') ? (t < 0 ? DATE_MIN : DATE_MAX) : s
+}

