@@ -59,7 +59,11 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
       authorize(principal, requiredScope(req))
     }
     if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE') {
-      req.body = parseBody(await readBody(request, deps.config.maxBodyBytes), request.headers.get('content-type'))
+      const text = await readBody(request, deps.config.maxBodyBytes)
+      // POST [type]/_search: form parameters join the query string's. https://hl7.org/fhir/R4/http.html#search
+      if (path[path.length - 1] === '_search' && /^application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
+        for (const [k, v] of new URLSearchParams(text)) query.append(k, v)
+      } else req.body = parseBody(text, request.headers.get('content-type'))
     }
     const res = await route(req, ctx)
     return render(res, { format, pretty, head, requestId })

@@ -3,11 +3,15 @@
 import { releaseDefinitionBundles } from './definitions/load'
 import { resourceTypes } from './definitions/resource-types'
 import { releaseValueSetSources } from './definitions/value-set-codes'
+import { prepareCompartments } from './search/compartment'
+import { searchableTypes } from './search/registry'
 import { prepareValidation } from './validate/validate'
 
 export function prepareFhirDefinitions(): void {
   resourceTypes()
   prepareValidation()
+  searchableTypes()
+  prepareCompartments()
   releaseValueSetSources()
   releaseDefinitionBundles()
   Bun.gc(true)

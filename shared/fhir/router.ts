@@ -1,6 +1,7 @@
 // The FHIR router: a parsed request to the interaction that serves it. The HTTP edge and the Bundle
 // worker both go through here. https://hl7.org/fhir/R4/http.html
 import { AppError } from '../errors'
+import { isResourceType } from './definitions/resource-types'
 import { assertResourceType } from './ids'
 import { capabilities } from './interactions/capabilities'
 import { create } from './interactions/create'
@@ -8,6 +9,7 @@ import { remove } from './interactions/delete'
 import { history, historyBundle } from './interactions/history'
 import { patch } from './interactions/patch'
 import { read, vread } from './interactions/read'
+import { searchCompartment, searchPage, searchSystem, searchType } from './interactions/search'
 import { update } from './interactions/update'
 import { validateOperation } from './operations/validate'
 import { decodePageToken } from './paging'
@@ -29,7 +31,8 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   const m = req.method === 'HEAD' ? 'GET' : req.method
   if (first === undefined) {
     if (m === 'GET' && req.query.has('_getpages')) return page(req, ctx)
-    return unsupported(req, first === undefined && m === 'POST' ? 'Transaction and batch Bundles are not supported yet' : undefined)
+    if (m === 'GET') return searchSystem(req, ctx)
+    return unsupported(req, m === 'POST' ? 'Transaction and batch Bundles are not supported yet' : undefined)
   }
   if (first === 'metadata' && second === undefined && m === 'GET') return capabilities(ctx)
   if (first === '_history' && second === undefined && m === 'GET') return history(req, ctx)
@@ -38,8 +41,10 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   const type = first
   if (second === undefined) {
     if (m === 'POST') return create(req, ctx, type)
-    return unsupported(req, m === 'GET' ? 'Search is not supported yet' : undefined)
+    if (m === 'GET') return searchType(req, ctx, type)
+    return unsupported(req)
   }
+  if (second === '_search' && third === undefined && (m === 'POST' || m === 'GET')) return searchType(req, ctx, type)
   if (second === '_history' && third === undefined && m === 'GET') return history(req, ctx, type)
   if (second === '$validate' && third === undefined && (m === 'POST' || m === 'GET')) return validateOperation(req, ctx, type)
   if (second.startsWith('$') || second.startsWith('_')) return unsupported(req)
@@ -56,6 +61,7 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
     return vread(req, ctx, type, id, fourth)
   }
   if (third === '$validate' && fourth === undefined && m === 'POST') return validateOperation(req, ctx, type, id)
+  if (m === 'GET' && fourth === undefined && isResourceType(third)) return searchCompartment(req, ctx, type, id, third)
   return unsupported(req)
 }
 
@@ -64,6 +70,7 @@ async function page(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
   const offset = Number(req.query.get('_getpagesoffset') ?? 0)
   if (!Number.isInteger(offset) || offset < 0) throw new AppError('invalid', 'Invalid _getpagesoffset value')
   if (token.kind === 'history') return historyBundle(req, ctx, token, offset)
+  if (token.kind === 'search') return searchPage(req, ctx, token)
   throw new AppError('gone', `HAPI-0417: Search ID "${req.query.get('_getpages')}" does not exist and may have expired`)
 }
 

@@ -2,6 +2,9 @@
 // target (type, id, version) or, for anything not on this server, the absolute URL.
 // https://hl7.org/fhir/R4/search.html#reference, https://hl7.org/fhir/R4/references.html#literal
 import { isResourceType } from '../../definitions/resource-types'
+import { invalid } from '../../../errors'
+import { splitEscaped, unescape } from '../escape'
+import type { ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
 
 export interface ReferenceRow {
@@ -92,4 +95,37 @@ function referenceRow(value: any, ctx: ExtractContext): ReferenceRow | undefined
     identifierSystem,
     identifierValue,
   }
+}
+
+// Read side: Type/id, a bare id (any target type, or the :[type] modifier's), an absolute URL on this
+// server (local) or elsewhere (matched as a URL), a canonical with |version, and :identifier
+// (system|value of Reference.identifier). The version of a versioned reference is ignored, as HAPI.
+// https://hl7.org/fhir/R4/search.html#reference
+export const referenceHandler: ParamHandler = {
+  table: 'idx_reference',
+  modifiers: new Set(['identifier']),
+  predicate(sql, raw, ctx) {
+    const value = unescape(raw)
+    if (value === '') throw invalid(`Missing value for parameter ${ctx.def.code}`)
+    if (ctx.modifier === 'identifier') {
+      const [system, code] = splitEscaped(raw, '|').map(unescape)
+      if (code === undefined) return sql`i.identifier_value = ${system}`
+      if (system === '') return sql`i.identifier_system is null and i.identifier_value = ${code}`
+      return code === '' ? sql`i.identifier_system = ${system}` : sql`i.identifier_system = ${system} and i.identifier_value = ${code}`
+    }
+    const typed = ctx.modifier // :Patient
+    if (!value.includes('/') && !value.includes(':')) {
+      if (!/^[A-Za-z0-9\-.]{1,64}$/.test(value)) throw invalid(`Invalid reference value "${value}" for parameter ${ctx.def.code}`)
+      const types = typed ? [typed] : ctx.def.targets
+      return types.length > 0 ? sql`i.target_id = ${value} and i.target_type = any(${types}::text[])` : sql`i.target_id = ${value}`
+    }
+    const ref = parseReference(value, ctx.baseUrl)
+    if (ref?.targetType && ref.targetId) {
+      if (typed && typed !== ref.targetType) throw invalid(`Reference "${value}" does not match the type modifier :${typed}`)
+      return sql`i.target_id = ${ref.targetId} and i.target_type = ${ref.targetType}`
+    }
+    if (ref?.url) return ref.version ? sql`i.url = ${ref.url} and i.target_version = ${ref.version}` : sql`i.url = ${ref.url}`
+    throw invalid(`Invalid reference value "${value}" for parameter ${ctx.def.code}`)
+  },
+  sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.target_type || '/' || i.target_id, i.url))` : sql`min(coalesce(i.target_type || '/' || i.target_id, i.url))`),
 }

@@ -1,6 +1,8 @@
 // String parameters, write side: each string selected (names and addresses split into their parts)
 // becomes a row with HAPI's normalised form for the default starts-with match and the exact form for :exact.
 // https://hl7.org/fhir/R4/search.html#string
+import { unescape } from '../escape'
+import type { ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
 
 export interface StringRow {
@@ -44,4 +46,28 @@ export function extract(values: TypedValue[], ctx: ExtractContext): StringRow[] 
     else if (type === 'Address' && value) addParts(value, ADDRESS_PARTS)
   }
   return out
+}
+
+/** `s` as a LIKE pattern matching values that start with it (LIKE's own wildcards escaped). */
+export function likePrefix(s: string): string {
+  return `${escapeLike(s)}%`
+}
+
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+// Read side: starts-with on the normalised value (case- and accent-insensitive), :exact, :contains.
+// https://hl7.org/fhir/R4/search.html#string
+export const stringHandler: ParamHandler = {
+  table: 'idx_string',
+  modifiers: new Set(['exact', 'contains']),
+  predicate(sql, raw, ctx) {
+    const value = unescape(raw)
+    if (ctx.modifier === 'exact') return sql`i.value_exact = ${value.slice(0, STRING_MAX_LENGTH)}`
+    const norm = normalizeString(value)
+    if (ctx.modifier === 'contains') return sql`i.value_norm like ${`%${escapeLike(norm)}%`}`
+    return sql`i.value_norm like ${likePrefix(norm)}`
+  },
+  sortValue: (sql, desc) => (desc ? sql`max(i.value_norm)` : sql`min(i.value_norm)`),
 }

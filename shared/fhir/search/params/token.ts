@@ -3,7 +3,10 @@
 // https://hl7.org/fhir/R4/search.html#token
 import { systemForCode } from '../code-systems'
 import type { ExtractContext, TypedValue } from '../typed-value'
-import { normalizeString } from './string'
+import { invalid } from '../../../errors'
+import { splitEscaped, unescape } from '../escape'
+import type { ParamHandler } from '../param-handler'
+import { likePrefix, normalizeString } from './string'
 
 export interface TokenRow {
   code: string
@@ -46,4 +49,29 @@ export function extract(values: TypedValue[], ctx: ExtractContext): TokenRow[] {
     }
   }
   return out
+}
+
+// Read side. [system]|[code], |[code], [system]|, [code]; :not (resources without the code match too),
+// :text (starts-with on the display text). https://hl7.org/fhir/R4/search.html#token
+export const tokenHandler: ParamHandler = {
+  table: 'idx_token',
+  modifiers: new Set(['not', 'text']),
+  negating: new Set(['not']),
+  predicate(sql, raw, ctx) {
+    if (ctx.modifier === 'text') return sql`i.text_norm like ${likePrefix(normalizeString(unescape(raw)))}`
+    const parts = splitEscaped(raw, '|')
+    if (parts.length > 2) throw invalid(`Invalid token value "${raw}" for parameter ${ctx.def.code}: more than one "|"`)
+    if (parts.length === 1) {
+      const code = unescape(parts[0])
+      if (code === '') throw invalid(`Missing value for parameter ${ctx.def.code}`)
+      return sql`i.value = ${code}`
+    }
+    const system = unescape(parts[0])
+    const code = unescape(parts[1])
+    if (system === '' && code === '') throw invalid(`Invalid token value "${raw}" for parameter ${ctx.def.code}`)
+    if (system === '') return sql`i.system is null and i.value = ${code}`
+    if (code === '') return sql`i.system = ${system}`
+    return sql`i.value = ${code} and i.system = ${system}`
+  },
+  sortValue: (sql, desc) => (desc ? sql`max(i.value)` : sql`min(i.value)`),
 }

@@ -1,0 +1,74 @@
+// search: type (GET /{type}, POST /{type}/_search), system (GET /?_type=...) and compartment
+// (GET /Patient/{id}/{type}) searches, answered as a searchset Bundle whose next/previous links carry
+// a keyset cursor that any node can serve. https://hl7.org/fhir/R4/http.html#search
+import { AppError } from '../../errors'
+import { isResourceType } from '../definitions/resource-types'
+import type { StoredVersion } from '../repo/types'
+import { encodePageToken, type PageToken } from '../paging'
+import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import { compartmentCriterion } from '../search/compartment'
+import { type Cursor, runSearch } from '../search/execute'
+import { parseSearch } from '../search/parse'
+import { applySubset } from '../subset'
+import { selfUrl } from './history'
+
+interface SearchTarget {
+  types: string[]
+  compartment?: { type: string; id: string }
+}
+
+export async function searchType(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
+  return search(req, ctx, { types: [type] }, req.query)
+}
+
+export async function searchCompartment(req: FhirRequest, ctx: FhirContext, compartment: string, id: string, type: string): Promise<FhirResponse> {
+  return search(req, ctx, { types: [type], compartment: { type: compartment, id } }, req.query)
+}
+
+/** GET [base]?_type=A,B&... (all types when _type is absent). */
+export async function searchSystem(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
+  const typeParam = req.query.get('_type')
+  const types = typeParam ? typeParam.split(',').map((t) => t.trim()) : []
+  for (const t of types) if (!isResourceType(t)) throw new AppError('invalid', `HAPI-1684: Unknown resource type "${t}" in _type`)
+  return search(req, ctx, { types }, req.query)
+}
+
+/** A later page: the token holds the query and the cursor. */
+export async function searchPage(req: FhirRequest, ctx: FhirContext, token: PageToken): Promise<FhirResponse> {
+  const t = token.q as { target: SearchTarget; query: string; cursor: Cursor }
+  const query = new URLSearchParams(t.query)
+  for (const k of ['_format', '_pretty']) if (req.query.has(k)) query.set(k, req.query.get(k) as string)
+  return search(req, ctx, t.target, query, t.cursor)
+}
+
+async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, query: URLSearchParams, cursor?: Cursor): Promise<FhirResponse> {
+  const lenient = /handling\s*=\s*lenient/i.test(req.headers.prefer ?? '')
+  const q = parseSearch(target.types, query, { defaultCount: ctx.config.defaultPageSize, maxCount: ctx.config.maxPageSize, lenient })
+  if (target.compartment) q.criteria.push(compartmentCriterion(target.compartment.type, target.compartment.id, target.types[0]))
+  const page = await runSearch(ctx.repo.sql, q, ctx.baseUrl, cursor)
+  const bundle: any = { resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'searchset' }
+  if (page.total !== undefined) bundle.total = page.total
+  const link = (dir: Cursor) => {
+    const token: PageToken = { kind: 'search', q: { target, query: stripPaging(query).toString(), cursor: dir } }
+    const params = new URLSearchParams({ _getpages: encodePageToken(token), _bundletype: 'searchset' })
+    for (const k of ['_format', '_pretty']) if (query.has(k)) params.set(k, query.get(k) as string)
+    return `${ctx.baseUrl}?${params}`
+  }
+  bundle.link = [{ relation: 'self', url: cursor ? `${ctx.baseUrl}?${req.query}` : selfUrl(req, ctx) }]
+  if (page.next) bundle.link.push({ relation: 'next', url: link(page.next) })
+  if (page.previous) bundle.link.push({ relation: 'previous', url: link(page.previous) })
+  if (!q.summaryCount) {
+    const entry = (v: StoredVersion, mode: 'match' | 'include') => {
+      const resource = JSON.parse(v.content as string)
+      return { fullUrl: `${ctx.baseUrl}/${v.type}/${v.id}`, resource: q.subset ? applySubset(resource, q.subset) : resource, search: { mode } }
+    }
+    bundle.entry = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include'))]
+  }
+  return { status: 200, resource: bundle }
+}
+
+function stripPaging(query: URLSearchParams): URLSearchParams {
+  const out = new URLSearchParams()
+  for (const [k, v] of query) if (k !== '_getpages' && k !== '_getpagesoffset' && k !== '_bundletype' && k !== '_format' && k !== '_pretty') out.append(k, v)
+  return out
+}

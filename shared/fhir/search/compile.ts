@@ -1,0 +1,101 @@
+// SearchQuery criteria -> SQL predicates over a resource row, as nested postgres.js fragments: every
+// search value is a bound parameter. Each criterion becomes an EXISTS over its type's index table;
+// chains and _has become subqueries over the target or source resources.
+// https://hl7.org/fhir/R4/search.html
+import type postgres from 'postgres'
+import { AppError, invalid } from '../../errors'
+import type { Sql } from '../../db/client'
+import { handlerFor } from './handlers'
+import type { Fragment, PredicateContext } from './param-handler'
+import type { Criterion } from './query'
+import { unescape } from './escape'
+import type { SearchParamDef } from './registry'
+
+export interface Scope {
+  /** SQL alias of the resource row the predicate is about (r0, r1...). */
+  alias: string
+  /** Its resource type when known (one-type search); undefined for a system search over several. */
+  type?: string
+  depth: number
+}
+
+export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, baseUrl: string): Fragment {
+  if (criteria.length === 0) return sql`true`
+  return join(sql, criteria.map((c) => compileCriterion(sql, c, scope, baseUrl)), sql` and `)
+}
+
+export function join(sql: Sql, parts: Fragment[], sep: Fragment): Fragment {
+  return parts.reduce((acc, p, i) => (i === 0 ? p : sql`${acc}${sep}${p}`))
+}
+
+function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string): Fragment {
+  const r = sql(scope.alias)
+  switch (c.kind) {
+    case 'param':
+      return compileParam(sql, c.def, c.modifier, c.values, scope, baseUrl)
+    case 'missing': {
+      if (c.def.common === 'column') return c.missing ? sql`false` : sql`true`
+      const h = handlerFor(c.def.type)
+      if (!h) throw unsupported(c.def)
+      const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid and i.code = ${c.def.code})`
+      return c.missing ? sql`not ${exists}` : exists
+    }
+    case 'chain': {
+      const inner = sql(`r${scope.depth + 1}`)
+      const branches = c.branches.map(
+        (b) => sql`(i.target_type = ${b.type} and i.target_id in (
+          select ${inner}.id from resource ${inner}
+          where ${inner}.res_type = ${b.type} and not ${inner}.deleted
+            and ${compileCriterion(sql, b.inner, { alias: `r${scope.depth + 1}`, type: b.type, depth: scope.depth + 1 }, baseUrl)}))`,
+      )
+      return sql`exists (select 1 from idx_reference i where i.rid = ${r}.rid and i.code = ${c.def.code} and (${join(sql, branches, sql` or `)}))`
+    }
+    case 'has': {
+      const src = sql(`r${scope.depth + 1}`)
+      const targetType = scope.type !== undefined ? sql`${scope.type}` : sql`${r}.res_type`
+      return sql`${r}.id in (
+        select h.target_id from idx_reference h join resource ${src} on ${src}.rid = h.rid
+        where h.code = ${c.refCode} and h.target_type = ${targetType} and ${src}.res_type = ${c.sourceType} and not ${src}.deleted
+          and ${compileCriterion(sql, c.inner, { alias: `r${scope.depth + 1}`, type: c.sourceType, depth: scope.depth + 1 }, baseUrl)})`
+    }
+    case 'or':
+      return sql`(${join(sql, c.any.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` or `)})`
+    case 'fulltext': {
+      const col = sql(c.field)
+      const matches = c.values.map((v) => sql`i.${col} @@ websearch_to_tsquery('simple', ${unescape(v)})`)
+      return sql`exists (select 1 from idx_fulltext i where i.rid = ${r}.rid and (${join(sql, matches, sql` or `)}))`
+    }
+  }
+}
+
+function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefined, values: string[], scope: Scope, baseUrl: string): Fragment {
+  const r = sql(scope.alias)
+  if (def.code === '_id') {
+    if (modifier && modifier !== 'not') throw invalid(`Invalid modifier :${modifier} for parameter _id`)
+    const ids = values.map(unescape)
+    return modifier === 'not' ? sql`not (${r}.id = any(${ids}::text[]))` : sql`${r}.id = any(${ids}::text[])`
+  }
+  if (def.code === '_lastUpdated') return compileLastUpdated(sql, modifier, values, r)
+  const h = handlerFor(def.type)
+  if (!h) throw unsupported(def)
+  if (modifier !== undefined && !h.modifiers.has(modifier) && !(def.type === 'reference' && /^[A-Z]/.test(modifier)))
+    throw invalid(`Invalid modifier :${modifier} for parameter ${def.code} of type ${def.type}`)
+  const ctx: PredicateContext = { def, modifier, resType: scope.type ?? '', baseUrl }
+  const ors = values.map((v) => sql`(${h.predicate(sql, v, ctx)})`)
+  const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
+  const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid ${typeFilter} and i.code = ${def.code} and (${join(sql, ors, sql` or `)}))`
+  return modifier !== undefined && h.negating?.has(modifier) ? sql`not ${exists}` : exists
+}
+
+function compileLastUpdated(sql: Sql, modifier: string | undefined, values: string[], r: postgres.Helper<string>): Fragment {
+  if (modifier) throw invalid(`Invalid modifier :${modifier} for parameter _lastUpdated`)
+  const h = handlerFor('date')
+  if (!h) throw new AppError('not-allowed', 'Date search is not supported yet')
+  const ors = values.map((v) => sql`(${h.predicate(sql, v, { def: { code: '_lastUpdated' } as SearchParamDef, resType: '', baseUrl: '' })})`)
+  // The date handler's predicate reads i.lo and i.hi: here both are the version's instant.
+  return sql`exists (select 1 from (select ${r}.last_updated as lo, ${r}.last_updated as hi) i where ${join(sql, ors, sql` or `)})`
+}
+
+function unsupported(def: SearchParamDef): AppError {
+  return new AppError('not-allowed', `Search on parameters of type ${def.type} (${def.code}) is not supported yet`)
+}

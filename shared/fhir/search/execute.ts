@@ -1,0 +1,149 @@
+// Runs a SearchQuery: one page of matches in keyset order (a cursor names the row a page starts
+// after or ends before, so any node can serve any page and pages neither repeat nor skip while writes
+// arrive), the total when asked or known, and the page's _include/_revinclude resources.
+import type { Sql } from '../../db/client'
+import type { StoredVersion } from '../repo/types'
+import { compileCriteria, join } from './compile'
+import { handlerFor } from './handlers'
+import type { Fragment } from './param-handler'
+import type { SearchQuery, SortSpec } from './query'
+import { loadIncludes } from './include'
+
+export interface Cursor {
+  /** Sort-key values of the row, then its rid. */
+  keys: (string | null)[]
+  rid: string
+  /** 'after': the page starts after this row; 'before': it ends before it. */
+  dir: 'after' | 'before'
+}
+
+export interface SearchPage {
+  matches: StoredVersion[]
+  included: StoredVersion[]
+  /** Cursors of the first and last rows, for previous/next links; undefined when there is no such page. */
+  next?: Cursor
+  previous?: Cursor
+  total?: number
+}
+
+const ROW = 'r0'
+
+export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
+  const where = whereOf(sql, q, baseUrl)
+  if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where) }
+  const keys = sortKeys(sql, q.sort)
+  const reverse = cursor?.dir === 'before'
+  const order = join(sql, [...keys.map((k) => orderTerm(sql, k, reverse)), reverse ? sql`${sql(ROW)}.rid desc` : sql`${sql(ROW)}.rid asc`], sql`, `)
+  const keyCols = keys.length > 0 ? sql`, ${join(sql, keys.map((k, n) => sql`${k.expr} as ${sql(`k${n}`)}`), sql`, `)}` : sql``
+  const rows = await sql<any[]>`
+    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.version, ${sql(ROW)}.last_updated, ${sql(ROW)}.content
+      ${keyCols}
+    from resource ${sql(ROW)}
+    where ${where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
+    order by ${order}
+    limit ${q.count + 1}`
+  const more = rows.length > q.count
+  const page = rows.slice(0, q.count)
+  if (reverse) page.reverse()
+  const matches = page.map(toStored)
+  const cursorOf = (row: any, dir: Cursor['dir']): Cursor => ({ keys: keys.map((_, n) => keyText(row[`k${n}`])), rid: row.rid, dir })
+  const result: SearchPage = { matches, included: [] }
+  if (page.length > 0) {
+    // Forward: a next page exists when we read more than a page; a previous one when we started after a row.
+    // Backward: mirrored.
+    const hasNext = reverse ? true : more
+    const hasPrev = reverse ? more : cursor !== undefined
+    if (hasNext) result.next = cursorOf(page[page.length - 1], 'after')
+    if (hasPrev) result.previous = cursorOf(page[0], 'before')
+  }
+  if (q.total === 'accurate') result.total = await countOf(sql, where)
+  else if (q.total === 'estimate') result.total = await estimateOf(sql, where)
+  else if (q.total !== 'none' && !cursor && !more) result.total = matches.length
+  result.included = await loadIncludes(sql, q, matches)
+  return result
+}
+
+/** Rids of the resources matching the criteria, at most `limit` (conditional operations). */
+export async function matchIds(sql: Sql, q: SearchQuery, baseUrl: string, limit: number): Promise<StoredVersion[]> {
+  const rows = await sql<any[]>`
+    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.version, ${sql(ROW)}.last_updated, ${sql(ROW)}.content
+    from resource ${sql(ROW)} where ${whereOf(sql, q, baseUrl)} order by ${sql(ROW)}.rid limit ${limit}`
+  return rows.map(toStored)
+}
+
+function whereOf(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {
+  const r = sql(ROW)
+  const types = q.types.length === 1 ? sql`${r}.res_type = ${q.types[0]}` : q.types.length > 1 ? sql`${r}.res_type = any(${q.types}::text[])` : sql`true`
+  const scope = { alias: ROW, type: q.types.length === 1 ? q.types[0] : undefined, depth: 0 }
+  return sql`${types} and not ${r}.deleted and ${compileCriteria(sql, q.criteria, scope, baseUrl)}`
+}
+
+async function countOf(sql: Sql, where: Fragment): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from resource ${sql(ROW)} where ${where}`
+  return row.n
+}
+
+// The planner's row estimate: what `_total=estimate` asks for, without counting.
+async function estimateOf(sql: Sql, where: Fragment): Promise<number> {
+  const [row] = await sql<any[]>`explain (format json) select 1 from resource ${sql(ROW)} where ${where}`
+  const plan = row['QUERY PLAN'] ?? Object.values(row)[0]
+  return Math.round((typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan['Plan Rows'])
+}
+
+interface SortKey {
+  expr: Fragment
+  desc: boolean
+}
+
+function sortKeys(sql: Sql, sort: SortSpec[]): SortKey[] {
+  const r = sql(ROW)
+  return sort.map((s) => {
+    if (s.code === '_id') return { expr: sql`${r}.id`, desc: s.desc }
+    if (s.code === '_lastUpdated') return { expr: sql`${r}.last_updated`, desc: s.desc }
+    const h = handlerFor(s.def!.type)
+    if (!h?.sortValue) return { expr: sql`null::text`, desc: s.desc }
+    return { expr: sql`(select ${h.sortValue(sql, s.desc)} from ${sql(h.table)} i where i.rid = ${r}.rid and i.code = ${s.code})`, desc: s.desc }
+  })
+}
+
+// Forward order puts nulls last in both directions; reading backwards mirrors it.
+function orderTerm(sql: Sql, k: SortKey, reverse: boolean): Fragment {
+  const desc = k.desc !== reverse
+  const nullsFirst = reverse
+  return sql`${k.expr} ${desc ? sql`desc` : sql`asc`} ${nullsFirst ? sql`nulls first` : sql`nulls last`}`
+}
+
+// Rows strictly after (or before) the cursor row in the order (k1, k2, ..., rid).
+function cursorCondition(sql: Sql, keys: SortKey[], c: Cursor): Fragment {
+  const before = c.dir === 'before'
+  let cond = before ? sql`${sql(ROW)}.rid < ${c.rid}::bigint` : sql`${sql(ROW)}.rid > ${c.rid}::bigint`
+  for (let n = keys.length - 1; n >= 0; n--) {
+    const { expr, desc } = keys[n]
+    const v = c.keys[n]
+    // After (forward): larger for asc, smaller for desc, and nulls (last). Before: the mirror, no nulls.
+    const beyond =
+      v === null
+        ? before
+          ? sql`${expr} is not null`
+          : sql`false`
+        : before
+          ? desc
+            ? sql`${expr} > ${v}`
+            : sql`${expr} < ${v}`
+          : desc
+            ? sql`(${expr} < ${v} or ${expr} is null)`
+            : sql`(${expr} > ${v} or ${expr} is null)`
+    const same = v === null ? sql`${expr} is null` : sql`${expr} = ${v}`
+    cond = sql`(${beyond} or (${same} and ${cond}))`
+  }
+  return cond
+}
+
+function keyText(v: unknown): string | null {
+  if (v === null || v === undefined) return null
+  return v instanceof Date ? v.toISOString() : String(v)
+}
+
+function toStored(r: any): StoredVersion {
+  return { rid: r.rid, type: r.res_type, id: r.id, version: r.version, lastUpdated: r.last_updated, deleted: false, content: r.content }
+}

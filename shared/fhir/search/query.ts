@@ -1,0 +1,46 @@
+// The parsed form of a search: what parse.ts produces from the query string and compile.ts turns into
+// SQL. No SQL and no HTTP here. https://hl7.org/fhir/R4/search.html
+import type { Subset } from '../subset'
+import type { SearchParamDef } from './registry'
+
+/** One search parameter occurrence: its values are ORed; the criteria of a query are ANDed. */
+export type Criterion =
+  | { kind: 'param'; def: SearchParamDef; modifier?: string; values: string[] }
+  | { kind: 'missing'; def: SearchParamDef; missing: boolean }
+  /** `ref[:Type].chained=...`: the reference's target, of one of the branch types, matches that branch's criterion. */
+  | { kind: 'chain'; def: SearchParamDef; branches: { type: string; inner: Criterion }[] }
+  /** Any of several criteria (compartment membership through several reference parameters). */
+  | { kind: 'or'; any: Criterion[] }
+  /** `_text` / `_content`: PostgreSQL full-text search on the narrative or on all text. */
+  | { kind: 'fulltext'; field: 'narrative' | 'content'; values: string[] }
+  /** `_has:Type:ref:param=...`: some `Type` referencing this resource through `ref` matches `inner`. */
+  | { kind: 'has'; sourceType: string; refCode: string; inner: Criterion }
+
+export interface IncludeSpec {
+  sourceType: string
+  /** Reference parameter code, or '*' for all of them. */
+  code: string
+  targetType?: string
+  iterate: boolean
+}
+
+export interface SortSpec {
+  /** `_id`, `_lastUpdated` or a parameter of the searched type. */
+  code: string
+  def?: SearchParamDef
+  desc: boolean
+}
+
+export interface SearchQuery {
+  types: string[]
+  criteria: Criterion[]
+  include: IncludeSpec[]
+  revinclude: IncludeSpec[]
+  sort: SortSpec[]
+  count: number
+  total?: 'none' | 'estimate' | 'accurate'
+  summaryCount: boolean
+  subset?: Subset
+  /** Parameters the client sent that shape the answer (for the self link), normalised. */
+  raw: URLSearchParams
+}
