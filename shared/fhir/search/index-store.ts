@@ -39,8 +39,8 @@ async function writeRows(
   text: { rid: string; resType: string; narrative: string; content: string }[],
 ): Promise<void> {
   const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
-  await tx`
-    with
+  // Creates replace nothing: their statement has no deletes (two fixed statement texts in all).
+  const deletes = superseded.length === 0 ? tx`` : tx`
       d1 as (delete from idx_string where rid = any(${superseded}::bigint[])),
       d2 as (delete from idx_token where rid = any(${superseded}::bigint[])),
       d3 as (delete from idx_reference where rid = any(${superseded}::bigint[])),
@@ -49,7 +49,9 @@ async function writeRows(
       d6 as (delete from idx_quantity where rid = any(${superseded}::bigint[])),
       d7 as (delete from idx_uri where rid = any(${superseded}::bigint[])),
       d8 as (delete from idx_composite where rid = any(${superseded}::bigint[])),
-      d9 as (delete from idx_fulltext where rid = any(${superseded}::bigint[])),
+      d9 as (delete from idx_fulltext where rid = any(${superseded}::bigint[])),`
+  await tx`
+    with ${deletes}
       i1 as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
         select * from unnest(${col(r.string, (x) => x.rid)}::bigint[], ${col(r.string, (x) => x.resType)}::text[], ${col(r.string, (x) => x.code)}::text[],
           ${col(r.string, (x) => x.value_norm)}::text[], ${col(r.string, (x) => x.value_exact)}::text[])),
