@@ -18,10 +18,11 @@ export async function startApi(config: Config, shared?: Runtime): Promise<ApiNod
   prepareFhirDefinitions()
   const rt = shared ?? (await openRuntime(config))
   const bootstrapKey = await ensureBootstrapKey(rt.sql)
-  const repo = createRepo(rt.sql, config)
-  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
   const redis = rt.redis('producer')
   if (redis) await waitReady(redis)
+  const sub = rt.redis('subscriber')
+  const repo = await createRepo(rt.sql, config, redis && sub ? { pub: redis, sub } : undefined)
+  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
   const app = createApp({ config, sql: rt.sql, redis, repo, verifier })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   const port = app.server?.port ?? config.port

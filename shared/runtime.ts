@@ -11,7 +11,7 @@ export interface Runtime {
   config: Config
   sql: Sql
   /** A Redis connection for a role; undefined when no REDIS_URL is configured (jobs run in process). */
-  redis(role: 'producer' | 'worker'): Redis | undefined
+  redis(role: 'producer' | 'worker' | 'subscriber'): Redis | undefined
   close(): Promise<void>
 }
 
@@ -50,7 +50,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     redis(role) {
       if (!config.redisUrl) return undefined
       let r = connections.get(role)
-      if (!r) connections.set(role, (r = createRedis(config.redisUrl, role)))
+      if (!r) connections.set(role, (r = createRedis(config.redisUrl, role === 'producer' ? 'producer' : 'worker')))
       return r
     },
     async close() {

@@ -1,11 +1,17 @@
-// The resource store as every process uses it: the repository with the search index writer attached.
+// The resource store as every process uses it: the repository with the search index writer and the
+// custom search parameter sync attached.
 import type { Config } from '../config'
 import type { Sql } from '../db/client'
+import type { Redis } from '../redis'
 import { Repo } from './repo/repo'
+import { SearchParamSync } from './search/custom-params'
 import { indexWriter } from './search/index-store'
 
-export function createRepo(sql: Sql, config: Config): Repo {
+export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis; sub: Redis }): Promise<Repo> {
   const repo = new Repo(sql)
+  const sync = new SearchParamSync(sql, redis, config.queuePrefix)
+  await sync.start()
+  repo.addWriteHook(sync.hook())
   repo.addWriteHook(indexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined))
   return repo
 }

@@ -6,7 +6,7 @@ import type { NewVersion, StoredVersion } from './types'
 
 /** Called inside the write transaction with every version written and the rids whose previous current
  *  version they replace, e.g. to maintain search indexes. */
-export type WriteHook = (tx: TxSql, written: NewVersion[], superseded: string[]) => Promise<void>
+export type WriteHook = (w: WriteTx, written: NewVersion[], superseded: string[]) => Promise<void>
 
 interface Row {
   rid: string
@@ -61,12 +61,18 @@ export class Repo {
 
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
   async transaction<T>(fn: (w: WriteTx) => Promise<T>): Promise<T> {
-    return (await this.sql.begin((tx) => fn(new WriteTx(tx, this.hooks)))) as T
+    let w: WriteTx | undefined
+    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks))))) as T
+    for (const after of w?.committed ?? []) after()
+    return result
   }
 }
 
 /** Writes inside one transaction. Each method is one statement, set-wise where it takes a list. */
 export class WriteTx {
+  /** Run once the transaction has committed (never when it rolls back). */
+  readonly committed: (() => void)[] = []
+
   constructor(
     readonly tx: TxSql,
     private readonly hooks: WriteHook[],
@@ -118,6 +124,6 @@ export class WriteTx {
              as v(rid, res_type, id, version, last_updated, deleted, content)`
     }
     const superseded = next.map((v) => v.rid)
-    for (const hook of this.hooks) await hook(this.tx, versions, superseded)
+    for (const hook of this.hooks) await hook(this, versions, superseded)
   }
 }

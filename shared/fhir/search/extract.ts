@@ -11,7 +11,7 @@ import { type ReferenceRow, extract as referenceExtract } from './params/referen
 import { type StringRow, extract as stringExtract } from './params/string'
 import { type TokenRow, extract as tokenExtract } from './params/token'
 import { type UriRow, extract as uriExtract } from './params/uri'
-import { type SearchParamDef, type SearchParamType, searchParamsFor } from './registry'
+import { registryGeneration, type SearchParamDef, type SearchParamType, searchParamsFor } from './registry'
 import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface IndexRows {
@@ -47,6 +47,7 @@ interface ParamPlan {
 }
 
 const plans = new Map<string, ParamPlan[]>()
+let plansGeneration = -1
 
 export function emptyIndexRows(): IndexRows {
   return { string: [], token: [], reference: [], date: [], number: [], quantity: [], uri: [], composite: [] }
@@ -76,6 +77,10 @@ export function extractIndexes(resource: any, opts: { baseUrl?: string } = {}): 
 
 /** The parameters of `type` that produce index rows, compiled once. */
 function plansFor(type: string): ParamPlan[] {
+  if (plansGeneration !== registryGeneration()) {
+    plans.clear() // custom search parameters changed
+    plansGeneration = registryGeneration()
+  }
   let list = plans.get(type)
   if (list) return list
   list = []

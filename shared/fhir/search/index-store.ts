@@ -1,6 +1,7 @@
 // Writes the search index rows of new versions, in the write transaction, with one statement: rows of
 // superseded versions are deleted and the new rows inserted (deleted resources get none).
 import type { TxSql } from '../../db/client'
+import type { WriteTx } from '../repo/repo'
 import type { NewVersion } from '../repo/types'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
@@ -10,7 +11,7 @@ type Keyed<T> = T & { rid: string; resType: string }
 
 /** The WriteHook of the repository: keeps every index table in step with the current versions. */
 export function indexWriter(baseUrl?: string) {
-  return async (tx: TxSql, written: NewVersion[], superseded: string[]): Promise<void> => {
+  return async (w: WriteTx, written: NewVersion[], superseded: string[]): Promise<void> => {
     const rows = emptyKeyed()
     const text: { rid: string; resType: string; narrative: string; content: string }[] = []
     for (const v of written) {
@@ -22,7 +23,7 @@ export function indexWriter(baseUrl?: string) {
       }
       text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
     }
-    await writeRows(tx, superseded, rows, text)
+    await writeRows(w.tx, superseded, rows, text)
   }
 }
 

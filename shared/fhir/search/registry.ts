@@ -77,7 +77,9 @@ interface Registry {
   byUrl: Map<string, any>
 }
 
+let standard: Registry | undefined
 let registry: Registry | undefined
+let generation = 0
 const EMPTY: ReadonlyMap<string, SearchParamDef> = new Map()
 
 /** The search parameters of a resource type by code, common ones included; empty for unknown types. */
@@ -149,8 +151,37 @@ function basesOf(bases: string[]): string[] {
   return [...out]
 }
 
+/**
+ * Replaces the custom search parameters (stored SearchParameter resources) laid over the standard ones;
+ * a custom parameter with a standard code on the same base takes its place.
+ */
+export function setCustomSearchParams(defs: SearchParamDef[]): void {
+  const base = loadStandard()
+  const byType = new Map<string, Map<string, SearchParamDef>>()
+  for (const [t, params] of base.byType) byType.set(t, new Map(params))
+  const byUrl = new Map(base.byUrl)
+  for (const def of defs) byType.get(def.base)?.set(def.code, def)
+  registry = { byType, byUrl }
+  generation++
+}
+
+/** Changes whenever the set of parameters changes (caches keyed on the registry check it). */
+export function registryGeneration(): number {
+  return generation
+}
+
+/** True for the URL of a standard R4 parameter. */
+export function isStandardSearchParam(url: string): boolean {
+  return loadStandard().byUrl.has(url)
+}
+
 function load(): Registry {
-  if (registry) return registry
+  if (!registry) registry = loadStandard()
+  return registry
+}
+
+function loadStandard(): Registry {
+  if (standard) return standard
   const all = loadDefinitionBundle('search-parameters.json')
     .entry.map((e) => e.resource)
     .filter((r) => r?.resourceType === 'SearchParameter' && !NOT_R4.has(r.url))
@@ -164,6 +195,6 @@ function load(): Registry {
   for (const sp of all) {
     for (const def of searchParamDefsOf(sp, (url) => byUrl.get(url))) byType.get(def.base)?.set(def.code, def)
   }
-  registry = { byType, byUrl }
-  return registry
+  standard = { byType, byUrl }
+  return standard
 }
