@@ -5,6 +5,7 @@ export const BENCH_KEY = 'bench-admin-key-0123456789abcdef'
 
 export interface BenchServer {
   base: string
+  databaseUrl: string
   pid: number
   rssMb(): number
   stop(): Promise<void>
@@ -28,6 +29,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
   }
   return {
     base,
+    databaseUrl: `${pg}/${db}`,
     pid: proc.pid,
     rssMb() {
       const status = require('node:fs').readFileSync(`/proc/${proc.pid}/status`, 'utf8') as string

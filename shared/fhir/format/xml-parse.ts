@@ -1,62 +1,19 @@
 // FHIR XML -> FHIR JSON, driven by the element tables: arrays from cardinality, primitives split into
 // `name` and `_name`, JSON types for boolean and numbers, resources unwrapped, XHTML narrative verbatim.
-// Reads the ordered node tree of fast-xml-parser (see xml-reader.ts); the narrative div is a stop node,
-// so its XHTML arrives as the raw source text. https://hl7.org/fhir/R4/xml.html and https://hl7.org/fhir/R4/json.html
+// Walks fast-xml-parser's ordered tree (xml-reader.ts). https://hl7.org/fhir/R4/xml.html and https://hl7.org/fhir/R4/json.html
 import { invalid } from '../../errors'
 import { type ElementDef, type TypeDef, getTypeDef } from '../definitions/elements'
-import {
-  ATTRS,
-  CDATA,
-  enterScope,
-  isNamespaceDeclaration,
-  nameOf,
-  parseXmlNodes,
-  prefixNamespace,
-  readXml,
-  refuseDtd,
-  ROOT_SCOPE,
-  type Scope,
-  scopeDeclarations,
-  sourceRange,
-  startTag,
-  TEXT,
-  textValue,
-  attributeValue,
-  XHTML_NS,
-  XML_NS,
-  XMLNS_NS,
-  type XmlAttrs,
-  type XmlElement,
-  type XmlNode,
-  xmlError,
-} from './xml-reader'
+import { enterScope, prefixNamespace, resolveElement, ROOT_SCOPE, type Scope, XML_NS, XMLNS_NS } from './xml-names'
+import { narrativeStopNodes, readNarrative } from './xml-narrative'
+import { ATTRS, CDATA, nameOf, parseXmlNodes, TEXT, type XmlAttrs, type XmlNode } from './xml-reader'
+import { attributeValue, textValue } from './xml-text'
 
 const FHIR_NS = 'http://hl7.org/fhir'
 const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
-/** Narrative XHTML is read as a document of its own only when it must be rewritten. */
-const XHTML_MAX_DEPTH = 1000
 
 export function parseFhirXml(text: string, opts: { maxDepth?: number } = {}): any {
-  refuseDtd(text)
   const root = parseXmlNodes(text, { maxDepth: opts.maxDepth ?? 100, stopNodes: narrativeStopNodes(text) })
   return readResource(root, '', ROOT_SCOPE, text)
-}
-
-// https://hl7.org/fhir/R4/narrative.html#xhtml: every div (the only one FHIR has is Narrative.div) is
-// kept as raw text; a prefixed one (<h:div>) is a stop node only under its own prefix.
-const DIV_STOP_NODES = ['*.div']
-
-function narrativeStopNodes(text: string): string[] {
-  if (!text.includes(':div')) return DIV_STOP_NODES
-  const prefixes = new Set<string>()
-  for (const m of text.matchAll(/<([^\s<>/!?:]+):div[\s/>]/g)) prefixes.add(m[1])
-  return prefixes.size ? [...DIV_STOP_NODES, ...[...prefixes].map((p) => `*.${p}:div`)] : DIV_STOP_NODES
-}
-
-/** The namespace and local name of an element `qname` in `scope`. */
-function resolveElement(qname: string, scope: Scope): [ns: string, name: string] {
-  const colon = qname.indexOf(':')
-  return colon < 0 ? [scope.default, qname] : [prefixNamespace(qname, colon, scope), qname.slice(colon + 1)]
 }
 
 function readResource(node: XmlNode, path: string, parentScope: Scope, source: string): any {
@@ -131,18 +88,20 @@ function readChildren(nodes: XmlNode[], td: TypeDef, out: any, path: string, sco
     const qname = nameOf(node)
     if (qname === TEXT || qname === CDATA) {
       const text: string = qname === TEXT ? node[TEXT] : (node[CDATA][0]?.[TEXT] ?? '')
-      if (!isBlank(text)) throw invalid(`Text is not allowed here: '${text.trim().slice(0, 40)}'`, path)
-      continue
+      if (isBlank(text)) continue
+      if (qname === TEXT) textValue(text) // an XML error first, if it is one
+      throw invalid(`Text is not allowed here: '${text.trim().slice(0, 40)}'`, path)
     }
     const attrs: XmlAttrs | undefined = node[ATTRS]
     const inner = attrs ? enterScope(attrs, scope) : scope
     const colon = qname.indexOf(':')
+    const ns = colon < 0 ? inner.default : prefixNamespace(qname, colon, inner)
     const local = colon < 0 ? qname : qname.slice(colon + 1)
     const child = table.get(local)
     if (!child) throw invalid(`Unknown element '${local}'`, `${path}.${local}`)
     const { name, element, kind } = child
-    // The narrative div is the one element in another namespace (XHTML), checked by readXhtml.
-    if (kind !== 'xhtml' && (colon < 0 ? inner.default : prefixNamespace(qname, colon, inner)) !== FHIR_NS) {
+    // The narrative div is the one element in another namespace (XHTML), checked by readNarrative.
+    if (kind !== 'xhtml' && ns !== FHIR_NS) {
       throw invalid(`Element <${qname}> is not in the FHIR namespace ${FHIR_NS}`, `${path}.${name}`)
     }
     if (element.choice) {
@@ -162,7 +121,7 @@ function readChildren(nodes: XmlNode[], td: TypeDef, out: any, path: string, sco
       readPrimitive(children, attrs, child, out, path, index, inner, source)
       if (index === 0) (primitiveArrays ??= []).push(child)
     } else if (kind === 'xhtml') {
-      out[name] = readXhtml(node, qname, attrs, inner, pathOf(path, name, index), source)
+      out[name] = readNarrative(node, qname, attrs, inner, pathOf(path, name, index), source)
     } else {
       let value: any
       const at = pathOf(path, name, index)
@@ -222,10 +181,10 @@ function readPrimitive(nodes: XmlNode[], attrs: XmlAttrs | undefined, child: Chi
     }
   }
   if (nodes.length) {
-    // Whitespace between elements yields nothing, so `_name` only appears for real content.
-    const target = ext ?? {}
-    readChildren(nodes, typeDef, target, pathOf(parent, name, index), scope, source)
-    if (target !== ext) for (const _ in target) ext = target
+    // Whitespace between elements reads as nothing: `_name` appears only for real content.
+    const content: any = ext ?? {}
+    readChildren(nodes, typeDef, content, pathOf(parent, name, index), scope, source)
+    if (Object.keys(content).length) ext = content
   }
   if (text === undefined && !ext) throw invalid(`Element has neither a value nor extensions`, pathOf(parent, name, index))
   const value = text === undefined ? null : primitiveValue(text, typeDef)
@@ -281,49 +240,4 @@ function readContainedResource(nodes: XmlNode[], qname: string, attrs: XmlAttrs 
     throw invalid(`Expected a ${type}, found ${resource.resourceType}`, path)
   }
   return resource
-}
-
-// https://hl7.org/fhir/R4/json.html#xhtml: the div is a string of XHTML with its namespace declared.
-// It is cut from the source as is (a stop node, so the library has not parsed inside it), unless it
-// relies on prefixes declared outside it: then it is read as XML and rewritten without them.
-function readXhtml(node: XmlNode, qname: string, attrs: XmlAttrs | undefined, scope: Scope, path: string, source: string): string {
-  const [ns, name] = resolveElement(qname, scope)
-  if (ns !== XHTML_NS || name !== 'div') throw invalid(`Narrative must be an XHTML <div>`, path)
-  const content: XmlNode[] = node[qname]
-  if (content.length !== 1 || typeof content[0][TEXT] !== 'string') throw xmlError(`narrative <${qname}> was not kept as raw XHTML`)
-  const raw: string = content[0][TEXT]
-  // XMLValidator has checked the markup inside; the references are left, in attributes and text.
-  for (const a in attrs) attributeValue(attrs[a], a)
-  textValue(raw)
-  if (qname === 'div' && attrs?.xmlns !== undefined && !mayUsePrefixes(raw)) {
-    const [start, end] = sourceRange(node)
-    return source.slice(start, end)
-  }
-  const declared = { ...scopeDeclarations(scope), ...attrs }
-  const div = readXml(startTag(qname, declared) + raw + `</${qname}>`, { maxDepth: XHTML_MAX_DEPTH })
-  return writeXhtml(div, true, path)
-}
-
-/** Whether raw XHTML may have a prefixed element or attribute (other than xml:); false positives are harmless. */
-function mayUsePrefixes(raw: string): boolean {
-  return raw.includes(':') && /<[^\s<>/!?]*:|\s(?!xml:|xmlns)[^\s=<>"'/]+:[^\s=<>"'/]*\s*=\s*["']/.test(raw)
-}
-
-/** Re-serializes XHTML without prefixes, declaring the namespace on the div. */
-function writeXhtml(el: XmlElement, root: boolean, path: string): string {
-  if (el.ns !== XHTML_NS) throw invalid(`Narrative may contain only XHTML, found <${el.qname}>`, path)
-  let s = '<' + el.name + (root ? ` xmlns="${XHTML_NS}"` : '')
-  for (const a of el.attrs) {
-    if (a.ns === XMLNS_NS) continue
-    const name = a.ns === XML_NS ? 'xml:' + a.name : a.ns === '' ? a.name : undefined
-    if (name) s += ' ' + name + '="' + escapeXml(a.value).replace(/"/g, '&quot;') + '"'
-  }
-  if (!el.children.length) return s + '/>'
-  s += '>'
-  for (const c of el.children) s += typeof c === 'string' ? escapeXml(c) : writeXhtml(c, false, path)
-  return s + '</' + el.name + '>'
-}
-
-function escapeXml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }

@@ -3,7 +3,8 @@
 // https://hl7.org/fhir/R4/xml.html
 import { invalid } from '../../errors'
 import { type ElementDef, type TypeDef, getTypeDef } from '../definitions/elements'
-import { readXml, XHTML_NS } from './xml-reader'
+import { XHTML_NS } from './xml-names'
+import { readXml } from './xml-reader'
 
 const FHIR_NS = 'http://hl7.org/fhir'
 /** Far beyond any real resource; keeps hostile JSON from exhausting the stack. */

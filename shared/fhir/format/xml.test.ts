@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { AppError } from '../../errors'
 import { parseFhirXml } from './xml-parse'
-import { readXml, XMLNS_NS, type XmlElement } from './xml-reader'
+import { XMLNS_NS } from './xml-names'
+import { readXml, type XmlElement } from './xml-reader'
 import { toFhirXml } from './xml-write'
 
 const FHIR = 'xmlns="http://hl7.org/fhir"'
@@ -91,6 +92,12 @@ describe('parseFhirXml', () => {
   test('the narrative div is kept verbatim, xml:space and all', () => {
     const div = `${DIV}\n  <p xml:space="preserve">a &amp; b &#39;c&#39;<!-- note --><br/></p>\n</div>`
     const r = parseFhirXml(`<Patient ${FHIR}><text><status value="generated"/>${div}</text></Patient>`)
+    expect(r.text.div).toBe(div)
+  })
+
+  test('the narrative div is cut from the source as written: line ends, quotes, CDATA', () => {
+    const div = `<div xmlns='http://www.w3.org/1999/xhtml'  lang="en">\r\n<p>a<![CDATA[&nbsp;</div>]]></p><div>b</div>\r\n</div>`
+    const r = parseFhirXml(`<Patient ${FHIR}>\r\n<text><status value="generated"/>${div}</text></Patient>`)
     expect(r.text.div).toBe(div)
   })
 
@@ -185,6 +192,12 @@ describe('hostile and non-FHIR XML', () => {
       `<Patient ${FHIR}><!-- unterminated </Patient>`,
       `<Patient ${FHIR}><text><status value="generated"/>${DIV}<p></div></text></Patient>`,
       '',
+      // What XMLValidator lets through and the reader refuses itself:
+      `<Patient ${FHIR}/>junk`, // text after a root written as <x/>
+      `<Patient ${FHIR}></Patient><![CDATA[x]]>`, // CDATA outside the root
+      `<Patient ${FHIR}><id value="&constructor;"/></Patient>`, // only the five XML entities exist
+      `<Patient ${FHIR}><text><status value="generated"/>${DIV}a&nbsp;b</div></text></Patient>`, // inside the raw narrative
+      `<Patient ${FHIR}><text><status value="generated"/>${DIV}<p title="a<b">x</p></div></text></Patient>`,
     ]
     for (const xml of cases) {
       const err = appError(() => parseFhirXml(xml))

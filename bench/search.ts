@@ -1,0 +1,56 @@
+// Search benchmark on the Synthea data loaded `copies` times (default 10, ~135,000 resources).
+// Usage: bun run bench/search.ts [copies] [seconds]
+import { writeFileSync } from 'node:fs'
+import { loadConfig } from '../shared/config'
+import { createSql } from '../shared/db/client'
+import { BENCH_KEY, startBenchServer, wrk } from './server'
+import { loadSynthea } from './load-synthea'
+
+const copies = Number(process.argv[2] ?? 10)
+const seconds = Number(process.argv[3] ?? 10)
+const server = await startBenchServer(18081)
+const sql = createSql(server.databaseUrl, { max: 4 })
+try {
+  const t0 = performance.now()
+  const n = await loadSynthea(sql, loadConfig({ DATABASE_URL: server.databaseUrl }), copies)
+  const loadS = (performance.now() - t0) / 1000
+  console.log(`loaded ${n} resources in ${loadS.toFixed(1)} s (${Math.round(n / loadS)} resources/s, direct set-wise writes with indexes)`)
+  await sql`analyze`
+  const patients = await sql<{ id: string; family: string }[]>`
+    select r.id, s.value_exact as family from resource r join idx_string s on s.rid = r.rid and s.code = 'family'
+    where r.res_type = 'Patient' limit 200`
+  const withCode = await sql<{ id: string }[]>`
+    select distinct ref.target_id as id from idx_reference ref join idx_token t on t.rid = ref.rid
+    where ref.code = 'subject' and ref.res_type = 'Observation' and t.code = 'code' and t.value = '8302-2' limit 200`
+  const lua = (name: string, paths: string[]) => {
+    const file = `/tmp/bench-search-${name}.lua`
+    writeFileSync(file, `paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", paths[(n % #paths) + 1])\nend\n`)
+    return file
+  }
+  const run = async (label: string, paths: string[], connections: number) => {
+    const script = lua(label.replace(/\W+/g, '-'), paths)
+    const check = await fetch(`${server.base}${paths[0]}`, { headers: { authorization: `Bearer ${BENCH_KEY}` } })
+    const body = (await check.json()) as any
+    if (check.status !== 200) throw new Error(`${label}: ${check.status} ${JSON.stringify(body).slice(0, 300)}`)
+    await wrk(`${server.base}/fhir/metadata`, { connections, seconds: 2, script }) // warm-up
+    const r = await wrk(`${server.base}/fhir/metadata`, { connections, seconds, script })
+    console.log(`${label}: ${Math.round(r.rps)} req/s at ${connections} connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (first page: ${body.entry?.length ?? 0} entries)`)
+  }
+  await run('Observation?subject=Patient/{id}&code=http://loinc.org|8302-2', withCode.map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`), 16)
+  await run('Patient?name=<family>', patients.map((p) => `/fhir/Patient?name=${encodeURIComponent(p.family)}`), 16)
+  await run('Observation?code=8302-2&date=ge2015&_sort=-date&_count=50', ['/fhir/Observation?code=http://loinc.org|8302-2&date=ge2015&_sort=-date&_count=50'], 1)
+  const [{ n: obs }] = await sql<{ n: number }[]>`select count(*)::int as n from resource where res_type = 'Observation'`
+  const times: number[] = []
+  let total = 0
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now()
+    const res = await fetch(`${server.base}/fhir/Observation?_total=accurate&_count=1`, { headers: { authorization: `Bearer ${BENCH_KEY}` } })
+    total = ((await res.json()) as any).total
+    times.push(performance.now() - t)
+  }
+  times.sort((a, b) => a - b)
+  console.log(`Observation?_total=accurate&_count=1: total ${total} (of ${obs} Observations), median ${times[2].toFixed(1)} ms`)
+} finally {
+  await sql.end()
+  await server.stop()
+}
