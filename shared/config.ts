@@ -15,6 +15,7 @@ export const Env = Type.Object({
   DEFAULT_PAGE_SIZE: Type.Optional(Int),
   MAX_PAGE_SIZE: Type.Optional(Int),
   MAX_BODY_BYTES: Type.Optional(Int),
+  MAX_BUNDLE_ENTRIES: Type.Optional(Int),
   DB_POOL_MAX: Type.Optional(Int),
   ADMIN_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
   AUTH_DISABLED: Type.Optional(Bool),
@@ -41,6 +42,8 @@ export interface Config {
   defaultPageSize: number
   maxPageSize: number
   maxBodyBytes: number
+  /** Entries a transaction or batch Bundle may have (413 beyond). */
+  maxBundleEntries: number
   dbPoolMax: number
   adminApiKey?: string
   authDisabled: boolean
@@ -74,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultPageSize: Number(e.DEFAULT_PAGE_SIZE ?? 20),
     maxPageSize: Number(e.MAX_PAGE_SIZE ?? 200),
     maxBodyBytes: Number(e.MAX_BODY_BYTES ?? 50 * 1024 * 1024),
+    maxBundleEntries: Number(e.MAX_BUNDLE_ENTRIES ?? 20_000),
     dbPoolMax: Number(e.DB_POOL_MAX ?? 20),
     adminApiKey: e.ADMIN_API_KEY,
     authDisabled: truthy(e.AUTH_DISABLED, false),

@@ -55,6 +55,13 @@ export function toAppError(err: unknown): AppError {
 
 export type StorageCode =
   | 'SUCCESSFUL_CREATE'
+  | 'SUCCESSFUL_CREATE_NO_CONDITIONAL_MATCH'
+  | 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH'
+  | 'SUCCESSFUL_UPDATE_NO_CONDITIONAL_MATCH'
+  | 'SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH'
+  | 'SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH_NO_CHANGE'
+  | 'SUCCESSFUL_CONDITIONAL_PATCH'
+  | 'SUCCESSFUL_CONDITIONAL_PATCH_NO_CHANGE'
   | 'SUCCESSFUL_UPDATE'
   | 'SUCCESSFUL_UPDATE_AS_CREATE'
   | 'SUCCESSFUL_UPDATE_NO_CHANGE'
@@ -66,6 +73,13 @@ export type StorageCode =
 
 const DISPLAY: Record<StorageCode, string> = {
   SUCCESSFUL_CREATE: 'Create succeeded.',
+  SUCCESSFUL_CREATE_NO_CONDITIONAL_MATCH: 'Conditional create succeeded: no existing resource matched the conditional URL.',
+  SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH: 'Conditional create succeeded: an existing resource matched the conditional URL so no action was taken.',
+  SUCCESSFUL_UPDATE_NO_CONDITIONAL_MATCH: 'Conditional update succeeded: no existing resource matched the conditional URL so a new resource was created.',
+  SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH: 'Conditional update succeeded: an existing resource matched the conditional URL and was updated.',
+  SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH_NO_CHANGE: 'Conditional update succeeded: an existing resource matched the conditional URL and was updated, but no changes were detected so no action was taken.',
+  SUCCESSFUL_CONDITIONAL_PATCH: 'Conditional patch succeeded.',
+  SUCCESSFUL_CONDITIONAL_PATCH_NO_CHANGE: 'Conditional patch succeeded: No changes were detected so no action was taken.',
   SUCCESSFUL_UPDATE: 'Update succeeded.',
   SUCCESSFUL_UPDATE_AS_CREATE: 'Update as create succeeded.',
   SUCCESSFUL_UPDATE_NO_CHANGE: 'Update succeeded: No changes were detected so no action was taken.',

@@ -1,16 +1,17 @@
 // The FHIR router: a parsed request to the interaction that serves it. The HTTP edge and the Bundle
 // worker both go through here. https://hl7.org/fhir/R4/http.html
 import { AppError } from '../errors'
+import { processBundle } from './bundle/process'
 import { isResourceType } from './definitions/resource-types'
 import { assertResourceType } from './ids'
 import { capabilities } from './interactions/capabilities'
 import { create } from './interactions/create'
-import { remove } from './interactions/delete'
+import { conditionalDelete, remove } from './interactions/delete'
 import { history, historyBundle } from './interactions/history'
-import { patch } from './interactions/patch'
+import { conditionalPatch, patch } from './interactions/patch'
 import { read, vread } from './interactions/read'
 import { searchCompartment, searchPage, searchSystem, searchType } from './interactions/search'
-import { update } from './interactions/update'
+import { conditionalUpdate, update } from './interactions/update'
 import { validateOperation } from './operations/validate'
 import { decodePageToken } from './paging'
 import type { FhirContext, FhirRequest, FhirResponse } from './request'
@@ -32,7 +33,8 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   if (first === undefined) {
     if (m === 'GET' && req.query.has('_getpages')) return page(req, ctx)
     if (m === 'GET') return searchSystem(req, ctx)
-    return unsupported(req, m === 'POST' ? 'Transaction and batch Bundles are not supported yet' : undefined)
+    if (m === 'POST') return processBundle(ctx, req.body, { prefer: req.headers.prefer, maxEntries: ctx.config.maxBundleEntries })
+    return unsupported(req)
   }
   if (first === 'metadata' && second === undefined && m === 'GET') return capabilities(ctx)
   if (first === '_history' && second === undefined && m === 'GET') return history(req, ctx)
@@ -42,6 +44,12 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   if (second === undefined) {
     if (m === 'POST') return create(req, ctx, type)
     if (m === 'GET') return searchType(req, ctx, type)
+    // Conditional update, delete and patch: the query is the match URL. https://hl7.org/fhir/R4/http.html#cond-update
+    if (req.query.size > 0) {
+      if (m === 'PUT') return conditionalUpdate(req, ctx, type)
+      if (m === 'DELETE') return conditionalDelete(req, ctx, type)
+      if (m === 'PATCH') return conditionalPatch(req, ctx, type)
+    }
     return unsupported(req)
   }
   if (second === '_search' && third === undefined && (m === 'POST' || m === 'GET')) return searchType(req, ctx, type)

@@ -1,0 +1,45 @@
+// Conditional references to resources created earlier in the same Bundle, which are not stored yet:
+// the match URL is evaluated in memory against their index rows. Criteria this cannot evaluate exactly
+// (anything but token, string, uri, reference and _id values without modifiers) match nothing here and
+// are left to the database search.
+import { extractIndexes } from '../search/extract'
+import { unescape, splitEscaped } from '../search/escape'
+import { parseSearch } from '../search/parse'
+import { normalizeString } from '../search/params/string'
+
+export function localMatches(candidates: { id: string; resource: any }[], type: string, query: string): string[] {
+  if (candidates.length === 0) return []
+  let q
+  try {
+    q = parseSearch([type], new URLSearchParams(query.replaceAll('+', '%2B')), { defaultCount: 2, maxCount: 2 })
+  } catch {
+    return [] // the database search reports the error
+  }
+  const out: string[] = []
+  for (const c of candidates) {
+    const rows = extractIndexes(c.resource)
+    const ok = q.criteria.every((cr) => {
+      if (cr.kind !== 'param' || cr.modifier !== undefined) return false
+      const code = cr.def.code
+      return cr.values.some((raw) => {
+        if (code === '_id') return unescape(raw) === c.id
+        switch (cr.def.type) {
+          case 'token': {
+            const parts = splitEscaped(raw, '|').map(unescape)
+            return rows.token.some((t) => t.code === code && (parts.length === 1 ? t.value === parts[0] : (parts[0] === '' ? t.system === null : t.system === parts[0]) && (parts[1] === '' || t.value === parts[1])))
+          }
+          case 'string':
+            return rows.string.some((s) => s.code === code && s.value_norm.startsWith(normalizeString(unescape(raw))))
+          case 'uri':
+            return rows.uri.some((u) => u.code === code && u.value === unescape(raw))
+          case 'reference':
+            return rows.reference.some((r) => r.code === code && `${r.targetType}/${r.targetId}` === unescape(raw))
+          default:
+            return false
+        }
+      })
+    })
+    if (ok && q.criteria.length > 0) out.push(c.id)
+  }
+  return out
+}

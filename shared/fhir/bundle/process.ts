@@ -1,0 +1,80 @@
+// POST [base] with a transaction or batch Bundle: read, run, and answer with the response Bundle in the
+// request's entry order. Batch entries run one by one through the router, each in its own transaction.
+// https://hl7.org/fhir/R4/http.html#transaction
+import { toAppError, errorOutcome } from '../outcome'
+import type { FhirContext, FhirMethod, FhirRequest, FhirResponse } from '../request'
+import { route } from '../router'
+import { type BundleEntry, readBundle } from './entries'
+import { type EntryResult, statusText } from './results'
+import { writeTransaction } from './transaction'
+
+export interface BundleOptions {
+  prefer?: string
+  maxEntries: number
+  /** Entries done of total, as work advances. */
+  onProgress?: (done: number, total: number) => void
+}
+
+export async function processBundle(ctx: FhirContext, body: unknown, opts: BundleOptions): Promise<FhirResponse> {
+  const { type, entries } = readBundle(body, opts.maxEntries)
+  const representation = /return\s*=\s*representation/i.test(opts.prefer ?? '')
+  const results = new Map<number, EntryResult>()
+  const total = entries.length
+  opts.onProgress?.(0, total)
+  if (type === 'transaction') {
+    for (const [i, r] of await writeTransaction(ctx, entries, representation)) results.set(i, r)
+    opts.onProgress?.(results.size, total)
+    for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD')) results.set(e.index, await runEntry(ctx, e, opts.prefer, true))
+  } else {
+    const order: Record<string, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 3, GET: 4, HEAD: 4 }
+    const sorted = [...entries].sort((a, b) => order[a.method] - order[b.method] || a.index - b.index)
+    for (const e of sorted) {
+      results.set(e.index, await runEntry(ctx, e, opts.prefer, representation))
+      opts.onProgress?.(results.size, total)
+    }
+  }
+  opts.onProgress?.(total, total)
+  const bundle = {
+    resourceType: 'Bundle',
+    id: crypto.randomUUID(),
+    type: type === 'transaction' ? 'transaction-response' : 'batch-response',
+    link: [{ relation: 'self', url: ctx.baseUrl }],
+    entry: entries.map((e) => {
+      const r = results.get(e.index) as EntryResult
+      const { resource, ...response } = r
+      return resource !== undefined ? { resource, response } : { response }
+    }),
+  }
+  return { status: 200, resource: bundle }
+}
+
+/** One entry through the router: batch entries, and the GET entries of a transaction. */
+async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undefined, withResource: boolean): Promise<EntryResult> {
+  const q = e.url.indexOf('?')
+  const path = (q < 0 ? e.url : e.url.slice(0, q)).replace(/^https?:\/\/[^?]*?\/(?=[A-Z$_][^/]*(?:\/|$))/, '').split('/').filter(Boolean)
+  const req: FhirRequest = {
+    method: e.method as FhirMethod,
+    path,
+    query: new URLSearchParams(q < 0 ? '' : e.url.slice(q + 1)),
+    headers: { ifMatch: e.ifMatch, ifNoneMatch: e.ifNoneMatch, ifNoneExist: e.ifNoneExist, prefer: withResource ? 'return=representation' : prefer ?? 'return=minimal' },
+    body: e.resource,
+  }
+  try {
+    const res = await route(req, ctx)
+    const out: EntryResult = { status: statusText(res.status) }
+    if (res.location ?? res.contentLocation) out.location = relative(ctx, (res.location ?? res.contentLocation) as string)
+    if (res.etag) out.etag = res.etag
+    if (res.lastModified) out.lastModified = res.lastModified.toISOString()
+    const resource = res.resource ?? (res.text !== undefined ? JSON.parse(res.text) : undefined)
+    if (resource?.resourceType === 'OperationOutcome' && e.method !== 'GET') out.outcome = resource
+    else if (resource !== undefined && (withResource || e.method === 'GET' || e.method === 'HEAD')) out.resource = resource
+    return out
+  } catch (err) {
+    const appErr = toAppError(err)
+    return { status: statusText(appErr.status), outcome: errorOutcome(appErr) }
+  }
+}
+
+function relative(ctx: FhirContext, url: string): string {
+  return url.startsWith(`${ctx.baseUrl}/`) ? url.slice(ctx.baseUrl.length + 1) : url
+}

@@ -1,0 +1,55 @@
+// Bundle.entry.response of a transaction or batch, and errors that name their entry.
+// https://hl7.org/fhir/R4/bundle-definitions.html#Bundle.entry.response
+import { AppError } from '../../errors'
+import { type StorageCode, storageOutcome, toAppError } from '../outcome'
+import type { StoredVersion } from '../repo/types'
+import type { FhirContext } from '../request'
+import type { BundleEntry } from './entries'
+
+export interface EntryResult {
+  status: string
+  location?: string
+  etag?: string
+  lastModified?: string
+  resource?: any
+  outcome?: any
+}
+
+/** The response of a write entry; the resource only when `Prefer: return=representation` asked (HAPI). */
+export function writeResult(ctx: FhirContext, status: string, v: StoredVersion, withResource: boolean, code: StorageCode): EntryResult {
+  const out: EntryResult = {
+    status,
+    location: `${v.type}/${v.id}/_history/${v.version}`,
+    etag: `W/"${v.version}"`,
+    lastModified: v.lastUpdated.toISOString(),
+    outcome: storageOutcome(code, `${code === 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH' ? 'Existing resource' : 'Resource'} "${v.type}/${v.id}/_history/${v.version}"`),
+  }
+  if (withResource && v.content) out.resource = JSON.parse(v.content)
+  void ctx
+  return out
+}
+
+/** The error of an entry, its message naming the entry (HAPI: "Transaction bundle entry N ..."). */
+export function entryError(e: BundleEntry, err: unknown): AppError {
+  const appErr = toAppError(err)
+  if (appErr.details.entryIndex !== undefined || appErr.category === 'fault') return appErr
+  const prefix = `Bundle.entry[${e.index}] (${e.method} ${e.url}): `
+  return new AppError(appErr.category, prefix + appErr.message, {
+    issues: (appErr.issues.length ? appErr.issues : [{ severity: 'error' as const, code: 'processing', diagnostics: appErr.message }]).map((i) => ({
+      ...i,
+      diagnostics: prefix + i.diagnostics,
+      expression: i.expression?.map((x) => `Bundle.entry[${e.index}].resource.${x.slice(x.indexOf('.') + 1)}`),
+    })),
+    details: { ...appErr.details, entryIndex: e.index },
+  })
+}
+
+const REASONS: Record<number, string> = {
+  200: 'OK', 201: 'Created', 204: 'No Content', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized',
+  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone',
+  412: 'Precondition Failed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 500: 'Internal Server Error',
+}
+
+export function statusText(status: number): string {
+  return `${status} ${REASONS[status] ?? ''}`.trim()
+}
