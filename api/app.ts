@@ -4,6 +4,7 @@ import type { ApiKeyVerifier } from '../shared/auth/api-keys'
 import type { Config } from '../shared/config'
 import type { Sql } from '../shared/db/client'
 import type { Repo } from '../shared/fhir/repo/repo'
+import type { Jobs } from '../shared/jobs/queues'
 import type { Redis } from '../shared/redis'
 import { fhirRoutes } from './fhir/routes'
 
@@ -13,6 +14,8 @@ export interface AppDeps {
   redis?: Redis
   repo: Repo
   verifier: ApiKeyVerifier
+  jobs: Jobs
+  secret: string
 }
 
 export function createApp(deps: AppDeps) {

@@ -1,10 +1,12 @@
 // Composition root of an API node: config -> database -> Redis -> repo -> app -> listen.
 import { ApiKeyVerifier, ensureBootstrapKey } from '../shared/auth/api-keys'
+import { loadServerSecret } from '../shared/auth/server-secret'
 import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { createRepo } from '../shared/fhir/store'
 import { log } from '../shared/log'
 import { waitReady } from '../shared/redis'
+import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { createApp } from './app'
 
@@ -13,8 +15,11 @@ export interface ApiNode {
   stop(): Promise<void>
 }
 
-/** Starts an API node; with `shared`, on a runtime the caller owns (all-in-one start). */
-export async function startApi(config: Config, shared?: Runtime): Promise<ApiNode> {
+/**
+ * Starts an API node; with `shared`, on a runtime the caller owns (all-in-one start), and with `runner`,
+ * running jobs in process when there is no Redis.
+ */
+export async function startApi(config: Config, shared?: Runtime, runner?: InProcessRunner): Promise<ApiNode> {
   prepareFhirDefinitions()
   const rt = shared ?? (await openRuntime(config))
   const bootstrapKey = await ensureBootstrapKey(rt.sql)
@@ -23,7 +28,10 @@ export async function startApi(config: Config, shared?: Runtime): Promise<ApiNod
   const sub = rt.redis('subscriber')
   const repo = await createRepo(rt.sql, config, redis && sub ? { pub: redis, sub } : undefined)
   const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
-  const app = createApp({ config, sql: rt.sql, redis, repo, verifier })
+  const events = rt.redis('subscriber')
+  if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
+  const jobs = redis && events ? redisJobs(redis, events, config.queuePrefix) : inProcessJobs(runner as InProcessRunner)
+  const app = createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret: await loadServerSecret(rt.sql) })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   const port = app.server?.port ?? config.port
   const fhirBase = `${config.publicBaseUrl ?? `http://localhost:${port}`}/fhir`
@@ -36,6 +44,7 @@ export async function startApi(config: Config, shared?: Runtime): Promise<ApiNod
     port,
     async stop() {
       await app.stop()
+      await jobs.close()
       if (!shared) await rt.close()
     },
   }

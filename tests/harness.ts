@@ -2,6 +2,8 @@
 // Each test file gets a fresh database of its own, dropped at the end.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { startApi } from '../api/main'
+import { openRuntime } from '../shared/runtime'
+import { startWorkers } from '../workers/main'
 import { type Config, loadConfig } from '../shared/config'
 import { createSql, type Sql } from '../shared/db/client'
 
@@ -34,7 +36,18 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   })
   config.port = 0 // any free port
-  const node = await withQuietStdout(() => startApi(config))
+  // The all-in-one form: API and workers on one runtime, as `bun run start` runs them.
+  const rt = await openRuntime(config)
+  const workers = await startWorkers(config, rt)
+  const api = await withQuietStdout(() => startApi(config, rt, workers.runner))
+  const node = {
+    port: api.port,
+    async stop() {
+      await api.stop()
+      await workers.stop()
+      await rt.close()
+    },
+  }
   const base = `http://127.0.0.1:${node.port}`
   const sql = createSql(u.toString(), { max: 2 })
   return {

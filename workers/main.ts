@@ -1,43 +1,64 @@
-// Composition root of a worker process: one BullMQ Worker per registered job definition.
+// Composition root of a worker process: one BullMQ Worker per registered job definition. Without Redis
+// (embedded form) the same registrations run in process, through inProcessRunner().
 import { Worker } from 'bullmq'
 import type { Config } from '../shared/config'
+import { prepareFhirDefinitions } from '../shared/fhir/prepare'
+import { loadServerSecret } from '../shared/auth/server-secret'
+import { createRepo } from '../shared/fhir/store'
+import type { InProcessRunner } from '../shared/jobs/queues'
 import { log } from '../shared/log'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
-import { registrations } from './registry'
+import { type Registration, registrations } from './registry'
 
 export interface WorkerNode {
   queues: string[]
+  /** Runs jobs in this process (embedded form, no Redis). */
+  runner: InProcessRunner
   stop(): Promise<void>
 }
 
 /** Starts the workers; with `shared`, on a runtime the caller owns (all-in-one start). */
 export async function startWorkers(config: Config, shared?: Runtime): Promise<WorkerNode> {
+  prepareFhirDefinitions()
   const rt = shared ?? (await openRuntime(config))
   const close = () => (shared ? Promise.resolve() : rt.close())
-  const redis = rt.redis('worker')
-  if (!redis) {
-    // Embedded form: job processors run in process with the API (shared/jobs decides where to enqueue).
+  const pub = rt.redis('producer')
+  const sub = rt.redis('subscriber')
+  const repo = await createRepo(rt.sql, config, pub && sub ? { pub, sub } : undefined)
+  const regs = registrations(repo, config, await loadServerSecret(rt.sql))
+  const runner = inProcessRunner(regs)
+  const connection = rt.redis('worker')
+  if (!connection) {
     log.info('no REDIS_URL: jobs run in process')
-    return { queues: [], stop: close }
+    return { queues: [], runner, stop: close }
   }
-  const workers = registrations(rt).map(
+  const workers = regs.map(
     (r) =>
-      new Worker(r.definition.name, (job) => r.process(job.data, (p) => job.updateProgress(p)), {
-        connection: redis,
+      new Worker(r.definition.name, (job) => r.process(job.data, { id: job.id as string, progress: (p) => void job.updateProgress(p) }), {
+        connection,
         prefix: config.queuePrefix,
         concurrency: r.concurrency,
       }),
   )
-  for (const w of workers) w.on('failed', (job, err) => log.warn('job failed', { queue: w.name, id: job?.id, err: err.message }))
+  for (const w of workers) w.on('failed', (job, err) => log.warn('job failed', { queue: w.name, id: job?.id, err: err.message.slice(0, 500) }))
   const queues = workers.map((w) => w.name)
   log.info('workers started', { queues })
   return {
     queues,
+    runner,
     async stop() {
       // close() waits for jobs in progress; an unfinished job is handed back to the queue.
       await Promise.all(workers.map((w) => w.close()))
       await close()
     },
+  }
+}
+
+function inProcessRunner(regs: Registration[]): InProcessRunner {
+  return async (def, data, progress) => {
+    const r = regs.find((x) => x.definition.name === def.name)
+    if (!r) throw new Error(`no processor for job ${def.name}`)
+    return r.process(data, { id: crypto.randomUUID(), progress })
   }
 }
 

@@ -10,19 +10,24 @@ import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/req
 import { requiredScope, route } from '../../shared/fhir/router'
 import { authenticate, authorize } from '../http/auth'
 import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate'
+import { bundleStatus, submitBundle } from './bundles'
 import { render } from './respond'
+import type { Jobs } from '../../shared/jobs/queues'
 
 export interface FhirDeps {
   config: Config
   repo: Repo
   verifier: ApiKeyVerifier
+  jobs: Jobs
+  /** Signs paging links (shared by the cluster through the database). */
+  secret: string
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
 
 export function fhirRoutes(deps: FhirDeps) {
   const fixed: FhirContext | undefined = deps.config.publicBaseUrl
-    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir` }
+    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret }
     : undefined
   const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
@@ -30,7 +35,7 @@ export function fhirRoutes(deps: FhirDeps) {
 
 async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps): Promise<Response> {
   const url = new URL(request.url)
-  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir` }
+  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()
@@ -65,7 +70,12 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
         for (const [k, v] of new URLSearchParams(text)) query.append(k, v)
       } else req.body = parseBody(text, request.headers.get('content-type'))
     }
-    const res = await route(req, ctx)
+    const res =
+      path.length === 0 && req.method === 'POST'
+        ? await submitBundle(req, ctx, deps.jobs)
+        : path[0] === '$bundle-status' && path.length === 1 && req.method === 'GET'
+          ? await bundleStatus(req, ctx, deps.jobs)
+          : await route(req, ctx)
     return render(res, { format, pretty, head, requestId })
   } catch (err) {
     const appErr = toAppError(err)

@@ -1,5 +1,6 @@
 // Paging links any API node can serve: the `_getpages` value is a self-contained token (the query and a
-// snapshot instant), not a server-side cache entry, so no sticky sessions are needed.
+// snapshot instant or cursor), not a server-side cache entry, so no sticky sessions are needed. Tokens
+// are signed with the cluster's shared secret: an altered or foreign token is 410, like an unknown one.
 import { AppError } from '../errors'
 
 export interface PageToken {
@@ -9,20 +10,28 @@ export interface PageToken {
   q: Record<string, unknown>
 }
 
-export function encodePageToken(token: PageToken): string {
-  return Buffer.from(JSON.stringify(token)).toString('base64url')
+export function encodePageToken(token: PageToken, secret: string): string {
+  const body = Buffer.from(JSON.stringify(token)).toString('base64url')
+  return `${body}.${sign(body, secret)}`
 }
 
-export function decodePageToken(value: string): PageToken {
-  try {
-    const token = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'))
-    if (token && typeof token.kind === 'string' && token.q && typeof token.q === 'object') return token
-  } catch {}
-  throw new AppError('gone', `HAPI-0417: Search ID "${value}" does not exist and may have expired`)
+export function decodePageToken(value: string, secret: string): PageToken {
+  const dot = value.lastIndexOf('.')
+  if (dot > 0 && sign(value.slice(0, dot), secret) === value.slice(dot + 1)) {
+    try {
+      const token = JSON.parse(Buffer.from(value.slice(0, dot), 'base64url').toString('utf8'))
+      if (token && typeof token.kind === 'string' && token.q && typeof token.q === 'object') return token
+    } catch {}
+  }
+  throw new AppError('gone', `HAPI-0417: Search ID "${value.slice(0, 40)}" does not exist and may have expired`)
 }
 
-export function pageLink(baseUrl: string, token: PageToken, offset: number, count: number, bundleType: string, extra?: URLSearchParams): string {
-  const q = new URLSearchParams({ _getpages: encodePageToken(token), _getpagesoffset: String(offset), _count: String(count), _bundletype: bundleType })
+function sign(body: string, secret: string): string {
+  return new Bun.CryptoHasher('sha256', secret).update(body).digest('base64url').slice(0, 22)
+}
+
+export function pageLink(baseUrl: string, secret: string, token: PageToken, offset: number, count: number, bundleType: string, extra?: URLSearchParams): string {
+  const q = new URLSearchParams({ _getpages: encodePageToken(token, secret), _getpagesoffset: String(offset), _count: String(count), _bundletype: bundleType })
   if (extra) for (const [k, v] of extra) q.append(k, v)
   return `${baseUrl}?${q}`
 }

@@ -41,4 +41,6 @@ export interface FhirContext {
   config: Config
   /** Absolute FHIR base URL, e.g. http://localhost:8080/fhir. */
   baseUrl: string
+  /** The cluster's shared secret that signs paging links. */
+  secret: string
 }

@@ -74,7 +74,7 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
 }
 
 async function page(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
-  const token = decodePageToken(req.query.get('_getpages') as string)
+  const token = decodePageToken(req.query.get('_getpages') as string, ctx.secret)
   const offset = Number(req.query.get('_getpagesoffset') ?? 0)
   if (!Number.isInteger(offset) || offset < 0) throw new AppError('invalid', 'Invalid _getpagesoffset value')
   if (token.kind === 'history') return historyBundle(req, ctx, token, offset)

@@ -1,7 +1,9 @@
 // A job is declared once: queue name, payload schema and options. The API enqueues by definition;
 // workers/registry.ts is the one place a definition meets its processor.
-import type { TSchema, Static } from '@sinclair/typebox'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import type { JobsOptions } from 'bullmq'
+import { AppError } from '../errors'
 
 export interface JobDefinition<S extends TSchema = TSchema> {
   name: string
@@ -13,4 +15,11 @@ export type PayloadOf<D> = D extends JobDefinition<infer S> ? Static<S> : never
 
 export function defineJob<S extends TSchema>(name: string, payload: S, options: JobsOptions = {}): JobDefinition<S> {
   return { name, payload, options: { removeOnComplete: 1000, removeOnFail: 5000, ...options } }
+}
+
+/** Checks a payload against its definition (on enqueue and again on the worker). */
+export function checkPayload<S extends TSchema>(def: JobDefinition<S>, data: unknown): Static<S> {
+  const first = Value.Errors(def.payload, data).First()
+  if (first) throw new AppError('invalid', `Invalid ${def.name} job payload at ${first.path || '/'}: ${first.message}`)
+  return data as Static<S>
 }

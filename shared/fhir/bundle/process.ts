@@ -13,6 +13,8 @@ export interface BundleOptions {
   maxEntries: number
   /** Entries done of total, as work advances. */
   onProgress?: (done: number, total: number) => void
+  /** The job processing this Bundle: makes a retried transaction idempotent. */
+  jobId?: string
 }
 
 export async function processBundle(ctx: FhirContext, body: unknown, opts: BundleOptions): Promise<FhirResponse> {
@@ -22,7 +24,7 @@ export async function processBundle(ctx: FhirContext, body: unknown, opts: Bundl
   const total = entries.length
   opts.onProgress?.(0, total)
   if (type === 'transaction') {
-    for (const [i, r] of await writeTransaction(ctx, entries, representation)) results.set(i, r)
+    for (const [i, r] of await writeTransaction(ctx, entries, representation, opts.jobId)) results.set(i, r)
     opts.onProgress?.(results.size, total)
     for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD')) results.set(e.index, await runEntry(ctx, e, opts.prefer, true))
   } else {

@@ -34,11 +34,23 @@ interface Planned {
   aliasOf?: Planned
 }
 
-/** Writes the non-GET entries of a transaction; returns their results by entry index. */
-export async function writeTransaction(ctx: FhirContext, entries: BundleEntry[], preferRepresentation: boolean): Promise<Map<number, EntryResult>> {
+/**
+ * Writes the non-GET entries of a transaction; returns their results by entry index. With a `jobId`, the
+ * results are recorded in the same database transaction, and a second run of the same job returns them
+ * without writing again (a retried job is never applied twice).
+ */
+export async function writeTransaction(ctx: FhirContext, entries: BundleEntry[], preferRepresentation: boolean, jobId?: string): Promise<Map<number, EntryResult>> {
   const writes = entries.filter((e) => e.method !== 'GET' && e.method !== 'HEAD').sort((a, b) => ORDER[a.method] - ORDER[b.method] || a.index - b.index)
   for (const e of writes) if (e.resource && e.method !== 'PATCH') guard(e, () => assertValid(e.resource, { expectedType: e.type }))
-  return ctx.repo.transaction((w) => run(w, ctx, writes, preferRepresentation))
+  return ctx.repo.transaction(async (w) => {
+    if (jobId) {
+      const [done] = await w.tx<{ results: string }[]>`select results from bundle_job where job_id = ${jobId}`
+      if (done) return new Map<number, EntryResult>(JSON.parse(done.results))
+    }
+    const results = await run(w, ctx, writes, preferRepresentation)
+    if (jobId) await w.tx`insert into bundle_job (job_id, results) values (${jobId}, ${JSON.stringify([...results])})`
+    return results
+  })
 }
 
 async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRepresentation: boolean): Promise<Map<number, EntryResult>> {

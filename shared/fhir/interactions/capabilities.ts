@@ -1,18 +1,35 @@
-// capabilities: GET /metadata, a CapabilityStatement of what this server does, built once per process.
-// https://hl7.org/fhir/R4/http.html#capabilities
+// capabilities: GET /metadata, a CapabilityStatement of what this server does, built once per base URL.
+// https://hl7.org/fhir/R4/http.html#capabilities  https://hl7.org/fhir/R4/capabilitystatement.html
+// As HAPI's JpaCapabilityStatementProvider: per type its search parameters, _include and _revinclude
+// values, and conditional create/update/delete (shared/notes/hapi-behaviour.md §1.6).
 import { resourceTypes } from '../definitions/resource-types'
 import type { FhirContext, FhirResponse } from '../request'
+import { handlerFor } from '../search/handlers'
+import { type SearchParamDef, searchParamsFor } from '../search/registry'
 
-const TYPE_INTERACTIONS = ['read', 'vread', 'update', 'patch', 'delete', 'history-instance', 'history-type', 'create']
+const TYPE_INTERACTIONS = ['read', 'vread', 'update', 'patch', 'delete', 'history-instance', 'history-type', 'create', 'search-type']
+const SYSTEM_INTERACTIONS = ['search-system', 'history-system']
 
-let cached: { key: string; statement: any } | undefined
+/** Parameter types the search engine serves (`special` only for `_has` and `_list`). */
+const SEARCHABLE_TYPES = new Set(['string', 'token', 'reference', 'uri', 'date', 'number', 'quantity', 'composite'])
+const SPECIAL_CODES = new Set(['_has', '_list'])
+/** In the registry but not served per type: `_type` is for system search; `_filter` and `_query` are not implemented. */
+const NOT_LISTED = new Set(['_type', '_filter', '_query'])
+
+// About 1 MB and a few hundred ms to build: kept, with its JSON text, for the last base URL asked.
+let cached: { key: string; statement: any; text: string } | undefined
 
 export function capabilities(ctx: FhirContext): FhirResponse {
-  if (cached?.key !== ctx.baseUrl) cached = { key: ctx.baseUrl, statement: build(ctx) }
-  return { status: 200, resource: cached.statement }
+  if (cached?.key !== ctx.baseUrl) {
+    const statement = build(ctx)
+    cached = { key: ctx.baseUrl, statement, text: JSON.stringify(statement) }
+  }
+  return { status: 200, resource: cached.statement, text: cached.text }
 }
 
 function build(ctx: FhirContext): any {
+  const types = resourceTypes()
+  const revIncludes = revIncludesByTarget(types)
   return {
     resourceType: 'CapabilityStatement',
     status: 'active',
@@ -30,20 +47,77 @@ function build(ctx: FhirContext): any {
         security: {
           description: 'Every request carries `Authorization: Bearer <API key>`; keys have read, write and admin scopes.',
         },
-        resource: resourceTypes().map((type) => ({
-          type,
-          profile: `http://hl7.org/fhir/StructureDefinition/${type}`,
-          interaction: TYPE_INTERACTIONS.map((code) => ({ code })),
-          versioning: 'versioned-update',
-          readHistory: true,
-          updateCreate: true,
-          conditionalCreate: false,
-          conditionalUpdate: false,
-          conditionalDelete: 'not-supported',
-          operation: [{ name: 'validate', definition: 'http://hl7.org/fhir/OperationDefinition/Resource-validate' }],
-        })),
-        interaction: [{ code: 'history-system' }],
+        resource: types.map((type) => {
+          const params = listedParams(type)
+          return {
+            type,
+            profile: `http://hl7.org/fhir/StructureDefinition/${type}`,
+            interaction: TYPE_INTERACTIONS.map((code) => ({ code })),
+            versioning: 'versioned-update',
+            readHistory: true,
+            updateCreate: true,
+            conditionalCreate: true,
+            conditionalUpdate: true,
+            conditionalDelete: 'single',
+            searchInclude: ['*', ...params.filter((d) => d.type === 'reference').map((d) => `${type}:${d.code}`)],
+            searchRevInclude: ['*', ...(revIncludes.get(type) ?? [])],
+            searchParam: params.map((d) => searchParamEntry(type, d)),
+            operation: [{ name: 'validate', definition: 'http://hl7.org/fhir/OperationDefinition/Resource-validate' }],
+          }
+        }),
+        interaction: SYSTEM_INTERACTIONS.map((code) => ({ code })),
       },
     ],
   }
+}
+
+/** The parameters of `type` a search can use, by code. */
+function listedParams(type: string): SearchParamDef[] {
+  return [...searchParamsFor(type).values()]
+    .filter((d) => !NOT_LISTED.has(d.code) && (SEARCHABLE_TYPES.has(d.type) || SPECIAL_CODES.has(d.code)))
+    .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0))
+}
+
+/** `Source:param` for every reference parameter (of any type, this one included) that can point at each type. */
+function revIncludesByTarget(types: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>(types.map((t) => [t, []]))
+  for (const source of types) {
+    for (const d of listedParams(source)) {
+      if (d.type !== 'reference') continue
+      const targets = d.targets.length > 0 ? d.targets : types
+      for (const t of targets) out.get(t)?.push(`${source}:${d.code}`)
+    }
+  }
+  for (const list of out.values()) list.sort()
+  return out
+}
+
+function searchParamEntry(type: string, d: SearchParamDef): any {
+  const description = descriptionFor(type, d.description)
+  const modifiers = `Modifiers: ${modifiersOf(d)}.`
+  return {
+    name: d.code,
+    definition: d.url,
+    type: d.type,
+    documentation: description ? `${description}${/[.!?]$/.test(description) ? '' : '.'} ${modifiers}` : modifiers,
+  }
+}
+
+// A description shared by several types reads "Multiple Resources: * [Observation](observation.html): The code..."
+// keep this type's line.
+function descriptionFor(type: string, description: string | undefined): string | undefined {
+  if (!description) return undefined
+  if (!description.startsWith('Multiple Resources')) return description.trim()
+  const line = description.split(/\r?\n/).find((l) => l.startsWith(`* [${type}](`))
+  return line ? line.slice(line.indexOf('):') + 2).trim() : undefined
+}
+
+/** The modifiers the search engine accepts for a parameter, as the search handlers and compile.ts define them. */
+function modifiersOf(d: SearchParamDef): string {
+  if (d.code === '_id') return ':not, :missing'
+  if (d.code === '_lastUpdated') return ':missing'
+  if (d.common === 'fulltext' || d.type === 'special' || d.type === 'composite') return 'none'
+  const accepted = [...(handlerFor(d.type)?.modifiers ?? [])].map((m) => `:${m}`)
+  if (d.type === 'reference') return [':[type]', ...accepted, ':missing'].join(', ') + '; chaining (param.child=value, param:[type].child=value) up to 3 links'
+  return [...accepted, ':missing'].join(', ')
 }

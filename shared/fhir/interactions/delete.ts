@@ -1,28 +1,111 @@
-// delete: DELETE /{type}/{id}, a logical delete. HAPI answers 200 with an OperationOutcome, also when the
-// resource is absent or already deleted. https://hl7.org/fhir/R4/http.html#delete
-import { AppError } from '../../errors'
+// delete: DELETE /{type}/{id}, a logical delete, and conditional delete DELETE /{type}?query. HAPI answers
+// 200 with an OperationOutcome, also when the resource is absent or already deleted, and refuses (409) to
+// delete a resource another one references (enforce_referential_integrity_on_delete, default true).
+// https://hl7.org/fhir/R4/http.html#delete  https://hl7.org/fhir/R4/http.html#3.1.0.7.1
+import { AppError, type Issue } from '../../errors'
 import { storageOutcome } from '../outcome'
+import type { WriteTx } from '../repo/repo'
+import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import { multipleMatches, resolveConditional } from '../search/conditional'
+import { parseReference } from '../search/params/reference'
 import { parseIfMatch, storeDeletion } from './store-version'
 import { etagOf, tookMs } from './write-response'
 
 export async function remove(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
   const expected = parseIfMatch(req.headers.ifMatch)
+  return ctx.repo.transaction((w) => deleteOne(w, ctx, type, id, expected, start))
+}
+
+/** DELETE /{type}?query: 0 matches is a 200 too; more than one is a 412 (HAPI-0962; no allow_multiple_delete). */
+export async function conditionalDelete(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
+  const start = performance.now()
+  const expected = parseIfMatch(req.headers.ifMatch)
   return ctx.repo.transaction(async (w) => {
-    const current = (await w.lock([{ type, id }])).get(`${type}/${id}`)
-    if (expected !== undefined && current && current.version !== expected)
-      throw new AppError('conflict', `HAPI-0961: Trying to delete ${type}/${id}/_history/${expected} but this is not the current version`)
-    if (!current) {
-      const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Not deleted, resource ${type}/${id} does not exist.`)
+    const match = await resolveConditional(w, ctx, type, req.query)
+    if (match.matches.length > 1) throw await multipleMatches(w, ctx, 'HAPI-0962', 'DELETE', match)
+    const [target] = match.matches
+    if (!target) {
+      const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Unable to find resource matching URL "${match.url.text}". Nothing has been deleted.`)
       return { status: 200, resource: outcome }
     }
-    if (current.deleted) {
-      const outcome = storageOutcome('SUCCESSFUL_DELETE_ALREADY_DELETED', `Not deleted, resource ${type}/${id} was already deleted.`)
-      return { status: 200, resource: outcome, etag: etagOf(current.version) }
-    }
-    const stored = await storeDeletion(w, current)
-    const outcome = storageOutcome('SUCCESSFUL_DELETE', `Successfully deleted 1 resource(s). ${tookMs(start)}`)
-    return { status: 200, resource: outcome, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
+    return deleteOne(w, ctx, type, target.id, expected, start)
   })
+}
+
+async function deleteOne(w: WriteTx, ctx: FhirContext, type: string, id: string, expected: number | undefined, start: number): Promise<FhirResponse> {
+  const current = (await w.lock([{ type, id }])).get(`${type}/${id}`)
+  if (expected !== undefined && current && current.version !== expected)
+    throw new AppError('conflict', `HAPI-0961: Trying to delete ${type}/${id}/_history/${expected} but this is not the current version`)
+  if (!current) {
+    const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Not deleted, resource ${type}/${id} does not exist.`)
+    return { status: 200, resource: outcome }
+  }
+  if (current.deleted) {
+    const outcome = storageOutcome('SUCCESSFUL_DELETE_ALREADY_DELETED', `Not deleted, resource ${type}/${id} was already deleted.`)
+    return { status: 200, resource: outcome, etag: etagOf(current.version) }
+  }
+  await assertNotReferenced(w, ctx, current)
+  const stored = await storeDeletion(w, current)
+  const outcome = storageOutcome('SUCCESSFUL_DELETE', `Successfully deleted 1 resource(s). ${tookMs(start)}`)
+  return { status: 200, resource: outcome, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
+}
+
+/** At most this many referencing resources are reported, one issue each (HAPI: DeleteConflictUtil). */
+const MAX_CONFLICTS = 10
+
+/**
+ * 409 when a current, non-deleted resource other than the target itself references it. Index rows exist
+ * only for current, non-deleted versions, so idx_reference is the whole answer. The message is HAPI's:
+ * `HAPI-0550: HAPI-0515: Unable to delete Organization/1 because at least one resource has a reference to
+ * this resource. First reference found was resource Patient/2 in path Patient.managingOrganization`.
+ */
+async function assertNotReferenced(w: WriteTx, ctx: FhirContext, target: StoredVersion): Promise<void> {
+  const rows = await w.tx<{ res_type: string; id: string; code: string; content: string }[]>`
+    select distinct on (s.rid) s.res_type, s.id, i.code, s.content
+    from idx_reference i join resource s on s.rid = i.rid
+    where i.target_id = ${target.id} and i.target_type = ${target.type}
+      and s.rid <> ${target.rid}::bigint and not s.deleted
+    order by s.rid, i.code
+    limit ${MAX_CONFLICTS}`
+  if (rows.length === 0) return
+  const messages = rows.map((r) => {
+    const path = referencePath(JSON.parse(r.content), target, ctx.baseUrl) ?? `${r.res_type}.${r.code}`
+    return `Unable to delete ${target.type}/${target.id} because at least one resource has a reference to this resource. First reference found was resource ${r.res_type}/${r.id} in path ${path}`
+  })
+  const issues: Issue[] = messages.map((m, n) => ({ severity: 'error', code: 'processing', diagnostics: n === 0 ? `HAPI-0550: HAPI-0515: ${m}` : `HAPI-0515: ${m}` }))
+  throw new AppError('conflict', issues[0].diagnostics, { issues })
+}
+
+/**
+ * The element path (`Patient.managingOrganization`, array positions left out, as HAPI's source path) of
+ * the first reference in `resource` to `target`. Undefined when none is found, e.g. when the index row
+ * came from a reference under another base URL; the caller then names the search parameter instead
+ * (`{Type}.{code}`), which is HAPI's path only when the parameter's expression is that simple path.
+ */
+function referencePath(resource: any, target: { type: string; id: string }, baseUrl: string): string | undefined {
+  const isTarget = (ref: unknown) => {
+    if (typeof ref !== 'string') return false
+    const p = parseReference(ref, baseUrl)
+    return p?.targetType === target.type && p.targetId === target.id
+  }
+  const walk = (node: unknown, path: string): string | undefined => {
+    if (Array.isArray(node)) {
+      for (const item of node) {
+        const found = walk(item, path)
+        if (found) return found
+      }
+      return undefined
+    }
+    if (node === null || typeof node !== 'object') return isTarget(node) ? path : undefined
+    if (isTarget((node as any).reference)) return path
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'resourceType' || key === 'id' || key === 'meta' || key === 'text') continue
+      const found = walk(value, `${path}.${key}`)
+      if (found) return found
+    }
+    return undefined
+  }
+  return walk(resource, resource.resourceType)
 }

@@ -50,7 +50,7 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
   if (page.total !== undefined) bundle.total = page.total
   const link = (dir: Cursor) => {
     const token: PageToken = { kind: 'search', q: { target, query: stripPaging(query).toString(), cursor: dir } }
-    const params = new URLSearchParams({ _getpages: encodePageToken(token), _bundletype: 'searchset' })
+    const params = new URLSearchParams({ _getpages: encodePageToken(token, ctx.secret), _bundletype: 'searchset' })
     for (const k of ['_format', '_pretty']) if (query.has(k)) params.set(k, query.get(k) as string)
     return `${ctx.baseUrl}?${params}`
   }

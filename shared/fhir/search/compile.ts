@@ -5,6 +5,7 @@
 import type postgres from 'postgres'
 import { AppError, invalid } from '../../errors'
 import type { Sql } from '../../db/client'
+import { comparisonPredicate } from './filter'
 import { handlerFor } from './handlers'
 import type { Fragment, PredicateContext } from './param-handler'
 import type { Criterion } from './query'
@@ -60,6 +61,17 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
     }
     case 'or':
       return sql`(${join(sql, c.any.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` or `)})`
+    case 'and':
+      return sql`(${join(sql, c.all.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` and `)})`
+    case 'not':
+      return sql`not (${compileCriterion(sql, c.inner, scope, baseUrl)})`
+    case 'compare': {
+      const h = handlerFor(c.def.type)
+      if (!h) throw unsupported(c.def)
+      const ctx: PredicateContext = { def: c.def, resType: scope.type ?? '', baseUrl }
+      const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
+      return sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid ${typeFilter} and i.code = ${c.def.code} and (${comparisonPredicate(sql, h, c.op, c.value, ctx)}))`
+    }
     case 'fulltext': {
       const col = sql(c.field)
       const matches = c.values.map((v) => sql`i.${col} @@ websearch_to_tsquery('simple', ${unescape(v)})`)

@@ -15,6 +15,9 @@ export interface Cursor {
   rid: string
   /** 'after': the page starts after this row; 'before': it ends before it. */
   dir: 'after' | 'before'
+  /** When the first page was read: `_lastUpdated` sorts by the version current then, so a resource
+   *  updated while the client pages does not jump to a page already read. */
+  asOf?: string
 }
 
 export interface SearchPage {
@@ -31,7 +34,8 @@ const ROW = 'r0'
 export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
   const where = whereOf(sql, q, baseUrl)
   if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where) }
-  const keys = sortKeys(sql, q.sort)
+  const asOf = cursor?.asOf ?? new Date().toISOString()
+  const keys = sortKeys(sql, q.sort, asOf)
   const reverse = cursor?.dir === 'before'
   const order = join(sql, [...keys.map((k) => orderTerm(sql, k, reverse)), reverse ? sql`${sql(ROW)}.rid desc` : sql`${sql(ROW)}.rid asc`], sql`, `)
   const keyCols = keys.length > 0 ? sql`, ${join(sql, keys.map((k, n) => sql`${k.expr} as ${sql(`k${n}`)}`), sql`, `)}` : sql``
@@ -46,7 +50,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   const page = rows.slice(0, q.count)
   if (reverse) page.reverse()
   const matches = page.map(toStored)
-  const cursorOf = (row: any, dir: Cursor['dir']): Cursor => ({ keys: keys.map((_, n) => keyText(row[`k${n}`])), rid: row.rid, dir })
+  const cursorOf = (row: any, dir: Cursor['dir']): Cursor => ({ keys: keys.map((_, n) => keyText(row[`k${n}`])), rid: row.rid, dir, asOf })
   const result: SearchPage = { matches, included: [] }
   if (page.length > 0) {
     // Forward: a next page exists when we read more than a page; a previous one when we started after a row.
@@ -95,11 +99,15 @@ interface SortKey {
   desc: boolean
 }
 
-function sortKeys(sql: Sql, sort: SortSpec[]): SortKey[] {
+function sortKeys(sql: Sql, sort: SortSpec[], asOf: string): SortKey[] {
   const r = sql(ROW)
   return sort.map((s) => {
     if (s.code === '_id') return { expr: sql`${r}.id`, desc: s.desc }
-    if (s.code === '_lastUpdated') return { expr: sql`${r}.last_updated`, desc: s.desc }
+    if (s.code === '_lastUpdated') {
+      const expr = sql`(case when ${r}.last_updated <= ${asOf}::timestamptz then ${r}.last_updated
+        else (select max(h.last_updated) from resource_history h where h.rid = ${r}.rid and h.last_updated <= ${asOf}::timestamptz) end)`
+      return { expr, desc: s.desc }
+    }
     const h = handlerFor(s.def!.type)
     if (!h?.sortValue) return { expr: sql`null::text`, desc: s.desc }
     return { expr: sql`(select ${h.sortValue(sql, s.desc)} from ${sql(h.table)} i where i.rid = ${r}.rid and i.code = ${s.code})`, desc: s.desc }

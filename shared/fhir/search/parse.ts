@@ -7,6 +7,7 @@ import { parseSubset } from '../subset'
 import type { Criterion, IncludeSpec, SearchQuery, SortSpec } from './query'
 import { type SearchParamDef, searchParamFor, searchParamsFor } from './registry'
 import { splitEscaped } from './escape'
+import { filterCriterion } from './filter'
 
 /** Result and control parameters: not criteria. */
 const RESULT_PARAMS = new Set([
@@ -69,6 +70,7 @@ function parseCriterion(types: string[], key: string, value: string, depth: numb
   if (key.startsWith('_has:')) return parseHas(types, key, value, depth, opts)
   if (key === '_list') return { kind: 'has', sourceType: 'List', refCode: 'item', inner: idCriterion('List', value) }
   if (key === '_text' || key === '_content') return { kind: 'fulltext', field: key === '_text' ? 'narrative' : 'content', values: splitEscaped(value, ',') }
+  if (key === '_filter') return filterCriterion(types, value)
   const dot = key.indexOf('.')
   const head = dot >= 0 ? key.slice(0, dot) : key
   const [name, modifier] = splitModifier(head)

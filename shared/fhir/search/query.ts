@@ -15,6 +15,15 @@ export type Criterion =
   | { kind: 'fulltext'; field: 'narrative' | 'content'; values: string[] }
   /** `_has:Type:ref:param=...`: some `Type` referencing this resource through `ref` matches `inner`. */
   | { kind: 'has'; sourceType: string; refCode: string; inner: Criterion }
+  /** All of several criteria (a `_filter` `and` below an `or` or a `not`). */
+  | { kind: 'and'; all: Criterion[] }
+  /** The resource does not match `inner` (`_filter` `not(...)`). */
+  | { kind: 'not'; inner: Criterion }
+  /** A `_filter` comparison `code op value` on one of the resource's own parameters. */
+  | { kind: 'compare'; def: SearchParamDef; op: FilterOp; value: string }
+
+/** The comparison operators of `_filter` this server supports. https://hl7.org/fhir/R4/search_filter.html#ops */
+export type FilterOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'lt' | 'ge' | 'le' | 'sa' | 'eb' | 'ap'
 
 export interface IncludeSpec {
   sourceType: string

@@ -1,13 +1,18 @@
-// Composite parameters, write side: for each node the composite's expression selects, the rows of each
+// Composite parameters. Write side: for each node the composite's expression selects, the rows of each
 // component evaluated on that node, combined pairwise, so `code-value-quantity` matches a code and
-// a value of the same Observation (or the same component). https://hl7.org/fhir/R4/search.html#composite
+// a value of the same Observation (or the same component). Read side: each part of `a$b` on its
+// columns of the same row. https://hl7.org/fhir/R4/search.html#composite
+import type { Sql } from '../../../db/client'
+import { AppError, invalid } from '../../../errors'
+import { splitEscaped, unescape } from '../escape'
+import type { Fragment, ParamHandler } from '../param-handler'
 import type { SearchParamType } from '../registry'
 import type { ExtractContext, TypedValue } from '../typed-value'
-import type { DateRow } from './date'
-import type { NumberRow } from './number'
-import type { QuantityRow } from './quantity'
+import { type DateRow, datePredicate } from './date'
+import { type NumberRow, numberPredicate, type TargetRange } from './number'
+import { type QuantityRow, quantityPredicate } from './quantity'
 import type { ReferenceRow } from './reference'
-import type { StringRow } from './string'
+import { likePrefix, normalizeString, type StringRow } from './string'
 import type { TokenRow } from './token'
 import type { UriRow } from './uri'
 
@@ -51,4 +56,73 @@ export function extract(roots: TypedValue[], ctx: ExtractContext, components: Co
     for (const parts of combos) out.push({ code, parts })
   }
   return out
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Read side: `a$b`, the first part a token on (system1, value1), the second by its component's type on
+// the columns index-store.ts keeps it in, with the same semantics (and prefixes) as the single-type
+// handlers. HAPI supports exactly two components (HAPI-1224). https://hl7.org/fhir/R4/search.html#composite
+
+export const compositeHandler: ParamHandler = {
+  table: 'idx_composite',
+  modifiers: new Set(),
+  predicate(sql, raw, ctx) {
+    const { code, components = [] } = ctx.def
+    if (components.length !== 2) throw invalid(`HAPI-1224: Parameter ${code} has ${components.length} composite parts. Only two are supported.`)
+    const parts = splitEscaped(raw, '$')
+    if (parts.length > 2) throw invalid(`HAPI-1224: Value "${raw}" of parameter ${code} has ${parts.length} composite parts. Only two are supported.`)
+    if (parts.length < 2) throw invalid(`Invalid value "${raw}" for composite parameter ${code}: expected two parts separated by "$"`)
+    // index-store.ts keeps a composite only when its first part is a token
+    if (components[0].type !== 'token') throw unsupported(code, components[0].type, components[1].type)
+    return sql`${tokenPredicate(sql, parts[0], code, sql`i.system1`, sql`i.value1`)} and ${secondPredicate(sql, components[1].type, parts[1], code)}`
+  },
+}
+
+const unsupported = (code: string, first: SearchParamType, second: SearchParamType) =>
+  new AppError('not-allowed', `Composite search on ${code} (${first} and ${second}) is not supported`)
+
+function secondPredicate(sql: Sql, type: SearchParamType, raw: string, code: string): Fragment {
+  switch (type) {
+    case 'token':
+      return tokenPredicate(sql, raw, code, sql`i.system2`, sql`i.value2`)
+    case 'string':
+      return sql`i.value2 like ${likePrefix(normalizeString(unescape(raw)))}`
+    case 'uri':
+      return sql`i.value2 = ${unescape(raw)}`
+    case 'number':
+      return numberPredicate(sql, unescape(raw), code, numericTarget(sql))
+    case 'quantity':
+      return quantityPredicate(sql, raw, code, { target: numericTarget(sql), system: sql`i.system2`, code: sql`i.unit2` })
+    case 'date':
+      return datePredicate(sql, unescape(raw), code, { lo: sql`i.dlo2`, hi: sql`i.dhi2` })
+    default:
+      throw unsupported(code, 'token', type)
+  }
+}
+
+// Token semantics as in token.ts ([system]|[code], |[code], [system]|, [code]), on a composite's columns.
+function tokenPredicate(sql: Sql, raw: string, code: string, system: Fragment, value: Fragment): Fragment {
+  const parts = splitEscaped(raw, '|')
+  if (parts.length > 2) throw invalid(`Invalid token value "${raw}" for parameter ${code}: more than one "|"`)
+  const s = unescape(parts[0])
+  if (parts.length === 1) {
+    if (s === '') throw invalid(`Missing value for parameter ${code}`)
+    return sql`${value} = ${s}`
+  }
+  const c = unescape(parts[1])
+  if (s === '' && c === '') throw invalid(`Invalid token value "${raw}" for parameter ${code}`)
+  if (s === '') return sql`${system} is null and ${value} = ${c}`
+  if (c === '') return sql`${system} = ${s}`
+  return sql`${value} = ${c} and ${system} = ${s}`
+}
+
+/**
+ * A number or quantity part is kept only as [lo2, hi2]: the precision range of a value, or a Range's
+ * ends. A precision range (width one unit of its midpoint's last digit) is read back as its value, so
+ * a part compares as the single-type handlers compare; anything else is a range, a null end open.
+ */
+function numericTarget(sql: Sql): TargetRange {
+  const mid = sql`trim_scale((i.lo2 + i.hi2) / 2)`
+  const isValue = sql`i.hi2 - i.lo2 = power(10::numeric, -scale(${mid}))`
+  return { lo: sql`(case when ${isValue} then ${mid} else i.lo2 end)`, hi: sql`(case when ${isValue} then ${mid} else i.hi2 end)`, open: true }
 }

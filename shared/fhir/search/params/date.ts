@@ -1,7 +1,12 @@
-// Date parameters, write side: each date, dateTime, instant, Period or Timing becomes the range of
+// Date parameters. Write side: each date, dateTime, instant, Period or Timing becomes the range of
 // instants it covers, from its precision (`2020` is the whole year); dates without a zone are UTC.
-// https://hl7.org/fhir/R4/search.html#date
+// Read side: the search value's range against the row's, by prefix. https://hl7.org/fhir/R4/search.html#date
+import type { Sql } from '../../../db/client'
+import { invalid } from '../../../errors'
+import { unescape } from '../escape'
+import type { Fragment, ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
+import { type Prefix, rangePredicate, splitPrefix, type TargetRange } from './number'
 
 export interface DateRow {
   code: string
@@ -111,4 +116,64 @@ function utc(year: number, month: number, day: number, deltaMs = 0): string {
 function iso(t: number): string {
   const s = new Date(t).toISOString()
   return s.startsWith('+') || s.startsWith('-') ? (t < 0 ? DATE_MIN : DATE_MAX) : s
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Read side: `[prefix]date`, its range from its precision as on the write side, compared with the
+// row's [lo, hi] by the shared prefix relations. https://hl7.org/fhir/R4/search.html#date
+
+const DAY_MS = 86_400_000
+
+export interface DateSearch {
+  prefix: Prefix
+  /** First and last instant of the value's precision range (inclusive, to the millisecond). */
+  lo: string
+  hi: string
+}
+
+export function parseDateSearch(raw: string, code: string): DateSearch {
+  // A `+` zone that was not percent-encoded arrives as a space (HAPI DateRangeParam does the same).
+  const text = raw.replace(/ /g, '+')
+  const { prefix, rest, bad } = splitPrefix(text)
+  if (bad) throw invalid(`Invalid date/time prefix "${bad}" in value "${raw}" for parameter ${code}`)
+  const range = dateRange(rest)
+  if (!range) throw invalid(`Invalid date/time format: "${rest}" for parameter ${code}`)
+  return { prefix, lo: range[0], hi: range[1] }
+}
+
+/**
+ * The search range as [lo, hi) instants, ready to bind (`±infinity` beyond the years 0001-9999). For ap,
+ * widened on both sides by 10% of the gap between now and the value (from the middle of its range),
+ * and by at least a day.
+ */
+export function dateSearchBounds(s: DateSearch, now = Date.now()): [string, string] {
+  let lo = Date.parse(s.lo)
+  let hi = Date.parse(s.hi) + 1
+  if (s.prefix === 'ap') {
+    const d = Math.max(Math.abs(now - (lo + hi) / 2) / 10, DAY_MS)
+    lo -= d
+    hi += d
+  }
+  return [boundText(lo), boundText(hi)]
+}
+
+const FIRST = Date.parse(DATE_MIN)
+const LAST = Date.parse(DATE_MAX)
+
+function boundText(t: number): string {
+  return t < FIRST ? '-infinity' : t > LAST ? 'infinity' : new Date(Math.round(t)).toISOString()
+}
+
+/** A date search value as a predicate on a target range of timestamptz (idx_date, composite, _lastUpdated). */
+export function datePredicate(sql: Sql, raw: string, code: string, target: TargetRange): Fragment {
+  const s = parseDateSearch(raw, code)
+  const [lo, hi] = dateSearchBounds(s)
+  return rangePredicate(sql, s.prefix, { lo: sql`${lo}::timestamptz`, hi: sql`${hi}::timestamptz`, hiInclusive: false }, target)
+}
+
+export const dateHandler: ParamHandler = {
+  table: 'idx_date',
+  modifiers: new Set(),
+  predicate: (sql, raw, ctx) => datePredicate(sql, unescape(raw), ctx.def.code, { lo: sql`i.lo`, hi: sql`i.hi` }),
+  sortValue: (sql, desc) => (desc ? sql`max(i.hi)` : sql`min(i.lo)`),
 }

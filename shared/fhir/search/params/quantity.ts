@@ -1,8 +1,12 @@
 // Quantity parameters, write side: Quantity and its profiles (Age, Duration, Distance, Count,
 // SimpleQuantity), Money (system ISO 4217, code the currency) and Range become value, the precision
 // range of the value, and system|code|unit. https://hl7.org/fhir/R4/search.html#quantity
+import type { Sql } from '../../../db/client'
+import { invalid } from '../../../errors'
+import { splitEscaped, unescape } from '../escape'
+import type { Fragment, ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
-import { precisionRange } from './number'
+import { numberPredicate, precisionRange, type TargetRange } from './number'
 
 export interface QuantityRow {
   code: string
@@ -53,4 +57,42 @@ export function extract(values: TypedValue[], ctx: ExtractContext): QuantityRow[
     }
   }
   return out
+}
+
+// Read side: `[prefix]number|system|code`. With a system, the code is Quantity.code; with `||code`
+// (no system) it is Quantity.code or Quantity.unit; a number alone matches any unit. Units are not
+// converted (no UCUM normalisation, as HAPI's default). https://hl7.org/fhir/R4/search.html#quantity
+
+/** Where a quantity's parts are, in the index table at hand (idx_quantity or idx_composite). */
+export interface QuantityColumns {
+  target: TargetRange
+  system: Fragment
+  code: Fragment
+  /** The human unit, when the table keeps it apart from the code. */
+  unit?: Fragment
+}
+
+export function quantityPredicate(sql: Sql, raw: string, paramCode: string, cols: QuantityColumns): Fragment {
+  const parts = splitEscaped(raw, '|')
+  if (parts.length > 3) throw invalid(`Invalid quantity value "${raw}" for parameter ${paramCode}: expected [prefix]number|system|code`)
+  const system = unescape(parts[1] ?? '')
+  const code = unescape(parts[2] ?? '')
+  let p = numberPredicate(sql, unescape(parts[0]), paramCode, cols.target, 'quantity')
+  if (system !== '') p = sql`${p} and ${cols.system} = ${system}`
+  if (code !== '')
+    p = system === '' && cols.unit ? sql`${p} and (${cols.code} = ${code} or ${cols.unit} = ${code})` : sql`${p} and ${cols.code} = ${code}`
+  return p
+}
+
+export const quantityHandler: ParamHandler = {
+  table: 'idx_quantity',
+  modifiers: new Set(),
+  predicate: (sql, raw, ctx) =>
+    quantityPredicate(sql, raw, ctx.def.code, {
+      target: { lo: sql`coalesce(i.value, i.lo)`, hi: sql`coalesce(i.value, i.hi)`, open: true },
+      system: sql`i.system`,
+      code: sql`i.unit_code`,
+      unit: sql`i.unit`,
+    }),
+  sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.value, i.hi))` : sql`min(coalesce(i.value, i.lo))`),
 }

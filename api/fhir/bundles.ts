@@ -1,0 +1,52 @@
+// POST [base] with a transaction or batch Bundle: checked here, processed by a worker. The API waits for
+// the result, or with `Prefer: respond-async` answers 202 with a status URL that any node can serve:
+// 202 with progress while running, then the response Bundle (or the error).
+// https://hl7.org/fhir/R4/async.html
+import { readBundle } from '../../shared/fhir/bundle/entries'
+import type { FhirContext, FhirRequest, FhirResponse } from '../../shared/fhir/request'
+import { AppError } from '../../shared/errors'
+import { failureOf, type Jobs } from '../../shared/jobs/queues'
+import { TransactionBundleJob } from '../../shared/jobs/transaction-bundle'
+
+export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Jobs): Promise<FhirResponse> {
+  readBundle(req.body, ctx.config.maxBundleEntries) // 400/413 before anything is queued
+  const data = { body: JSON.stringify(req.body), prefer: req.headers.prefer, baseUrl: ctx.baseUrl }
+  if (/respond-async/i.test(req.headers.prefer ?? '')) {
+    const id = await jobs.enqueue(TransactionBundleJob, data)
+    return {
+      status: 202,
+      headers: { 'content-location': statusUrl(ctx, id) },
+      resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: `Bundle accepted for processing as job ${id}` }] },
+    }
+  }
+  try {
+    return { status: 200, resource: await jobs.run(TransactionBundleJob, data) }
+  } catch (err) {
+    return failed(failureOf(err))
+  }
+}
+
+/** GET [base]/$bundle-status?_jobId=... */
+export async function bundleStatus(req: FhirRequest, ctx: FhirContext, jobs: Jobs): Promise<FhirResponse> {
+  const id = req.query.get('_jobId')
+  if (!id) throw new AppError('invalid', 'Missing _jobId parameter')
+  const s = await jobs.status(TransactionBundleJob, id)
+  if (!s) throw new AppError('not-found', `Job ${id} is not known (finished jobs are kept for an hour)`)
+  if (s.state === 'completed') return { status: 200, resource: s.result }
+  if (s.state === 'failed') return failed(s.error ?? { status: 500, message: 'job failed' })
+  const progress = s.progress ? `${s.progress.done} of ${s.progress.total} entries` : s.state
+  return {
+    status: 202,
+    headers: { 'x-progress': progress, 'content-location': statusUrl(ctx, id), 'retry-after': '1' },
+    resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: `Job ${id} is ${s.state}: ${progress}` }] },
+  }
+}
+
+function statusUrl(ctx: FhirContext, id: string): string {
+  return `${ctx.baseUrl}/$bundle-status?_jobId=${encodeURIComponent(id)}`
+}
+
+function failed(error: { status: number; message: string; outcome?: unknown }): FhirResponse {
+  const outcome = error.outcome ?? { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'processing', diagnostics: error.message }] }
+  return { status: error.status, resource: outcome }
+}

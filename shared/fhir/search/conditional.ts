@@ -1,0 +1,110 @@
+// Conditional operations (If-None-Exist, PUT/DELETE/PATCH /{type}?query): a match URL resolved, inside the
+// write transaction, to the current resources it matches. https://hl7.org/fhir/R4/http.html#ccreate
+// Concurrent identical conditional writes are serialised by a transaction-scoped advisory lock on the
+// normalised URL, so two identical conditional creates yield one resource (HAPI needs the unique table
+// HFJ_RES_SEARCH_URL for this, PR #4609).
+import { AppError, invalid } from '../../errors'
+import type { Sql } from '../../db/client'
+import type { WriteTx } from '../repo/repo'
+import type { StoredVersion } from '../repo/types'
+import type { FhirContext } from '../request'
+import { matchIds } from './execute'
+import { parseSearch } from './parse'
+import type { SearchQuery } from './query'
+import { type SearchParamDef, searchParamFor } from './registry'
+
+/** Parameters that shape a response, never a match. */
+const NOT_CRITERIA = new Set(['_format', '_pretty'])
+
+export interface MatchUrl {
+  type: string
+  /** The criteria, empty values dropped. */
+  params: URLSearchParams
+  /** `Type?k=v&...` with the parameters sorted: the lock key. */
+  normalised: string
+  /** `Type?query` as the client wrote it, for messages. */
+  text: string
+}
+
+export interface ConditionalMatch {
+  url: MatchUrl
+  query: SearchQuery
+  /** At most 2: enough to tell none, one and many apart. */
+  matches: StoredVersion[]
+}
+
+/**
+ * Parses `identifier=sys|1`, `Patient?identifier=sys|1` (the type prefix must be `type`) or an already
+ * parsed query. A literal `+` stays a `+` (HAPI does the same: `+` in an e-mail address is not a space).
+ */
+export function parseMatchUrl(type: string, matchUrl: string | URLSearchParams): MatchUrl {
+  let raw: URLSearchParams
+  let text: string
+  if (typeof matchUrl === 'string') {
+    const s = matchUrl.trim()
+    const q = s.indexOf('?')
+    const prefix = q >= 0 ? s.slice(0, q).replace(/^\//, '') : ''
+    if (prefix !== '' && prefix !== type)
+      throw invalid(`Invalid match URL "${s}": it names resource type "${prefix}" but this request is for "${type}"`)
+    const query = q >= 0 ? s.slice(q + 1) : s
+    if (/\s/.test(query)) throw invalid(`HAPI-1744: Failed to parse match URL[${s}] - URL is invalid (must not contain spaces)`)
+    raw = new URLSearchParams(query.replaceAll('+', '%2B'))
+    text = `${type}?${query}`
+  } else {
+    raw = matchUrl
+    text = `${type}?${matchUrl.toString()}`
+  }
+  const params = new URLSearchParams()
+  for (const [k, v] of raw) if (v !== '' && !NOT_CRITERIA.has(k)) params.append(k, v)
+  if ([...params.keys()].length === 0) throw invalid(`HAPI-0518: Invalid match URL[${text}] - URL has no search parameters`)
+  const sorted = [...params].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0))
+  return { type, params, normalised: `${type}?${new URLSearchParams(sorted)}`, text }
+}
+
+/**
+ * Resolves a match URL in the transaction `w`: first takes the advisory lock of its normalised form
+ * (held until commit), then searches, so an identical conditional write waits and then sees this one's
+ * result. Unknown parameters and bad values are a 400, as in any search.
+ */
+export async function resolveConditional(w: WriteTx, ctx: FhirContext, type: string, matchUrl: string | URLSearchParams): Promise<ConditionalMatch> {
+  const url = parseMatchUrl(type, matchUrl)
+  const query = parseSearch([type], url.params, { defaultCount: 2, maxCount: 2 })
+  if (query.criteria.length === 0) throw invalid(`HAPI-0518: Invalid match URL[${url.text}] - URL has no search parameters`)
+  await w.tx`select pg_advisory_xact_lock(hashtextextended(${url.normalised}, 0))`
+  const matches = await matchIds(txSql(w), query, ctx.baseUrl, 2)
+  return { url, query, matches }
+}
+
+/**
+ * HAPI checks that a conditionally created resource satisfies its own match URL (400 HAPI-0929 otherwise).
+ * Here the same search runs again, restricted to the new resource, over the index rows the write just
+ * added in this transaction; throwing rolls the write back.
+ */
+export async function assertMatchesOwnUrl(w: WriteTx, ctx: FhirContext, match: ConditionalMatch, id: string, op: 'create' | 'update' = 'create'): Promise<void> {
+  const idDef = searchParamFor(match.url.type, '_id') as SearchParamDef
+  const query: SearchQuery = { ...match.query, criteria: [...match.query.criteria, { kind: 'param', def: idDef, values: [id] }] }
+  const found = await matchIds(txSql(w), query, ctx.baseUrl, 1)
+  if (found.length === 0)
+    throw new AppError('invalid', `HAPI-0929: Failed to process conditional ${op}. The supplied resource did not satisfy the conditional URL.`)
+}
+
+/**
+ * 412 for a match URL that matched more than one resource, in HAPI's words: `Failed to CREATE resource
+ * with match URL "..." because this search matched 3 resources` (counted again here, on the error path).
+ */
+export async function multipleMatches(
+  w: WriteTx,
+  ctx: FhirContext,
+  code: string,
+  op: 'CREATE' | 'UPDATE' | 'DELETE' | 'PATCH',
+  match: ConditionalMatch,
+): Promise<AppError> {
+  const n = (await matchIds(txSql(w), match.query, ctx.baseUrl, MAX_COUNTED)).length
+  const count = n >= MAX_COUNTED ? `${MAX_COUNTED} or more` : String(n)
+  return new AppError('precondition-failed', `${code}: Failed to ${op} resource with match URL "${match.url.text}" because this search matched ${count} resources`)
+}
+
+const MAX_COUNTED = 100
+
+// The search engine takes a Sql; a transaction's TransactionSql runs the same tagged templates.
+const txSql = (w: WriteTx) => w.tx as unknown as Sql

@@ -1,0 +1,115 @@
+// The producer side of the job queues: enqueue by definition, wait for a result, read a job's status
+// from any node. With no Redis (embedded form) jobs run in this process through the same definitions,
+// and their status is kept in memory.
+import { Queue, QueueEvents } from 'bullmq'
+import { log } from '../log'
+import type { Redis } from '../redis'
+import { checkPayload, type JobDefinition, type PayloadOf } from './definition'
+import type { JobProgress, JobStatus } from './progress'
+
+export type InProcessRunner = (def: JobDefinition, data: unknown, progress: (p: JobProgress) => void) => Promise<unknown>
+
+export interface Jobs {
+  /** Enqueues and returns the job id. */
+  enqueue<D extends JobDefinition>(def: D, data: PayloadOf<D>): Promise<string>
+  /** Enqueues and resolves with the job's result (rejects with its error). */
+  run<D extends JobDefinition>(def: D, data: PayloadOf<D>): Promise<unknown>
+  status(def: JobDefinition, id: string): Promise<JobStatus | undefined>
+  close(): Promise<void>
+}
+
+/** BullMQ queues on Redis. `events` is a dedicated connection (QueueEvents blocks on it). */
+export function redisJobs(connection: Redis, events: Redis, prefix: string): Jobs {
+  const queues = new Map<string, Queue>()
+  const listeners = new Map<string, QueueEvents>()
+  const queue = (def: JobDefinition) => {
+    let q = queues.get(def.name)
+    if (!q) queues.set(def.name, (q = new Queue(def.name, { connection, prefix, defaultJobOptions: def.options })))
+    return q
+  }
+  const queueEvents = async (def: JobDefinition) => {
+    let e = listeners.get(def.name)
+    if (!e) {
+      listeners.set(def.name, (e = new QueueEvents(def.name, { connection: events.duplicate(), prefix })))
+      await e.waitUntilReady()
+    }
+    return e
+  }
+  return {
+    async enqueue(def, data) {
+      const job = await queue(def).add(def.name, checkPayload(def, data))
+      return job.id as string
+    },
+    async run(def, data) {
+      const events = await queueEvents(def)
+      const job = await queue(def).add(def.name, checkPayload(def, data))
+      return job.waitUntilFinished(events)
+    },
+    async status(def, id) {
+      const job = await queue(def).getJob(id)
+      if (!job) return undefined
+      const state = await job.getState()
+      const progress = typeof job.progress === 'object' ? (job.progress as unknown as JobProgress) : undefined
+      if (state === 'completed') return { id, state: 'completed', progress, result: job.returnvalue }
+      if (state === 'failed') return { id, state: 'failed', progress, error: parseFailure(job.failedReason) }
+      return { id, state: state === 'active' ? 'running' : 'queued', progress }
+    },
+    async close() {
+      await Promise.all([...listeners.values()].map((e) => e.close()))
+      await Promise.all([...queues.values()].map((q) => q.close()))
+    },
+  }
+}
+
+/** Jobs run in this process (no Redis); status is kept for an hour. */
+export function inProcessJobs(runner: InProcessRunner): Jobs {
+  const jobs = new Map<string, JobStatus & { def: string; at: number }>()
+  const start = (def: JobDefinition, data: unknown) => {
+    const id = crypto.randomUUID()
+    const entry: JobStatus & { def: string; at: number } = { id, state: 'running', def: def.name, at: Date.now() }
+    jobs.set(id, entry)
+    const done = runner(def, checkPayload(def, data), (p) => {
+      entry.progress = p
+    }).then(
+      (result) => Object.assign(entry, { state: 'completed', result }),
+      (err) => Object.assign(entry, { state: 'failed', error: failureOf(err) }),
+    )
+    for (const [k, v] of jobs) if (Date.now() - v.at > 3600_000) jobs.delete(k)
+    return { id, done }
+  }
+  return {
+    async enqueue(def, data) {
+      return start(def, data).id
+    },
+    async run(def, data) {
+      const { id, done } = start(def, data)
+      await done
+      const s = jobs.get(id) as JobStatus
+      if (s.state === 'failed') throw Object.assign(new Error(s.error?.message), { jobFailure: s.error })
+      return s.result
+    },
+    async status(def, id) {
+      const s = jobs.get(id)
+      return s && s.def === def.name ? s : undefined
+    },
+    async close() {},
+  }
+}
+
+/** A processor's error as it travels through the queue: status and message, JSON in failedReason. */
+export function failureOf(err: unknown): NonNullable<JobStatus['error']> {
+  const e = err as { status?: number; message?: string; jobFailure?: JobStatus['error'] }
+  if (e?.jobFailure) return e.jobFailure
+  if (typeof e?.status === 'number') return { status: e.status, message: String(e.message) }
+  return parseFailure(String(e?.message ?? err))
+}
+
+/** Processors fail with JSON `{ status, message, outcome }` as the error message (it crosses Redis). */
+export function parseFailure(reason: string | undefined): NonNullable<JobStatus['error']> {
+  try {
+    const parsed = JSON.parse(reason ?? '')
+    if (parsed && typeof parsed.status === 'number') return parsed
+  } catch {}
+  if (reason) log.warn('job failed', { reason })
+  return { status: 500, message: reason ?? 'job failed' }
+}

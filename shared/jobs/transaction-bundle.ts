@@ -1,0 +1,16 @@
+// The transaction-bundle job: a transaction or batch Bundle (as JSON text) to process on a worker.
+import { Type } from '@sinclair/typebox'
+import { defineJob } from './definition'
+
+export const TransactionBundleJob = defineJob(
+  'transaction-bundle',
+  Type.Object({
+    /** The Bundle, JSON text. */
+    body: Type.String(),
+    prefer: Type.Optional(Type.String()),
+    /** The FHIR base URL the request came to (for links and local references). */
+    baseUrl: Type.String(),
+  }),
+  // A worker that dies mid-bundle leaves nothing written (one database transaction); the job is retried.
+  { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } },
+)

@@ -1,0 +1,38 @@
+// The transaction-bundle processor: the same processBundle the API would run, on a worker. Input that
+// will never work (4xx) fails at once; other errors are retried, and a transaction already committed by
+// an earlier attempt is recognised by its job id and not applied again.
+import { UnrecoverableError } from 'bullmq'
+import type { Config } from '../shared/config'
+import { processBundle } from '../shared/fhir/bundle/process'
+import { errorOutcome, toAppError } from '../shared/fhir/outcome'
+import type { Repo } from '../shared/fhir/repo/repo'
+import { checkPayload } from '../shared/jobs/definition'
+import type { JobProgress } from '../shared/jobs/progress'
+import { TransactionBundleJob } from '../shared/jobs/transaction-bundle'
+
+export function transactionProcessor(repo: Repo, config: Config, secret: string) {
+  return async (data: unknown, job: { id: string; progress: (p: JobProgress) => void }) => {
+    const payload = checkPayload(TransactionBundleJob, data)
+    const ctx = { repo, config, baseUrl: payload.baseUrl, secret }
+    let last = 0
+    try {
+      const res = await processBundle(ctx, JSON.parse(payload.body), {
+        prefer: payload.prefer,
+        maxEntries: config.maxBundleEntries,
+        jobId: job.id,
+        onProgress: (done, total) => {
+          // at most every 50 ms, and always the last
+          if (done === total || Date.now() - last > 50) {
+            last = Date.now()
+            job.progress({ done, total })
+          }
+        },
+      })
+      return res.resource
+    } catch (err) {
+      const e = toAppError(err)
+      const failure = JSON.stringify({ status: e.status, message: e.message, outcome: errorOutcome(e) })
+      throw e.status < 500 ? new UnrecoverableError(failure) : new Error(failure)
+    }
+  }
+}
