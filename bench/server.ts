@@ -16,7 +16,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
   const pg = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432'
   const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
     cwd: `${import.meta.dir}/..`,
-    env: { ...process.env, DATABASE_URL: `${pg}/${db}`, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, DATABASE_URL: `${pg}/${db}`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
     stdout: 'ignore',
     stderr: 'inherit',
   })

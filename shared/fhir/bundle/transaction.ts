@@ -4,13 +4,13 @@
 // commit, as HAPI does. https://hl7.org/fhir/R4/http.html#transaction
 import { AppError } from '../../errors'
 import { assertClientId } from '../ids'
-import { parseIfMatch } from '../interactions/store-version'
+import { newVersion, parseIfMatch } from '../interactions/store-version'
 import { applyFhirPatch } from '../patch/fhir-patch'
 import { applyJsonPatch } from '../patch/json-patch'
 import type { WriteTx } from '../repo/repo'
 import type { NewVersion, StoredVersion } from '../repo/types'
 import type { FhirContext } from '../request'
-import { sameContent, withServerMeta } from '../resource-meta'
+import { sameContent } from '../resource-meta'
 import { resolveConditional } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import type { BundleEntry } from './entries'
@@ -240,11 +240,6 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
     }
     latest.set(`${v.type}/${v.id}`, v)
   }
-}
-
-function newVersion(rid: string, type: string, id: string, version: number, resource: any, now: Date, previousMeta?: any): NewVersion {
-  const stored = withServerMeta(resource, id, version, now, previousMeta)
-  return { rid, type, id, version, lastUpdated: now, deleted: false, content: JSON.stringify(stored), resource: stored }
 }
 
 function checkIfMatch(p: Planned, cur: StoredVersion): void {

@@ -4,7 +4,7 @@ import { AppError } from '../../errors'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { assertMatchesOwnUrl, multipleMatches, resolveConditional } from '../search/conditional'
 import { assertValid } from '../validate/validate'
-import { storeVersion } from './store-version'
+import { newVersion, storeVersion } from './store-version'
 import { tookMs, writeResponse } from './write-response'
 
 export async function create(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
@@ -15,7 +15,9 @@ export async function create(req: FhirRequest, ctx: FhirContext, type: string): 
   // transaction: inside it, a refill through the pool could wait on this transaction's connection.
   const [rid] = await ctx.repo.ids.allocate(1)
   if (req.headers.ifNoneExist !== undefined) return conditionalCreate(req, ctx, type, resource, rid, req.headers.ifNoneExist, start)
-  const { stored } = await ctx.repo.transaction((w) => storeVersion(w, type, rid, resource, undefined, rid))
+  // A plain create is one statement (resource row and index rows), atomic without BEGIN/COMMIT.
+  const stored = newVersion(rid, type, rid, 1, resource, new Date())
+  await ctx.repo.insert([stored])
   const diag = `Successfully created resource "${type}/${rid}/_history/1". ${tookMs(start)}`
   return writeResponse(req, ctx, 201, stored, 'SUCCESSFUL_CREATE', diag, { location: true })
 }

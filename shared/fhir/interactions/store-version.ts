@@ -18,23 +18,17 @@ export async function storeVersion(
   current: StoredVersion | undefined,
   rid?: string,
 ): Promise<StoreResult> {
-  const now = new Date()
   const live = current && !current.deleted ? JSON.parse(current.content as string) : undefined
-  const version = current ? current.version + 1 : 1
-  const next = withServerMeta(resource, id, version, now, live?.meta)
-  if (live && sameContent(next, live)) return { stored: current as StoredVersion, changed: false, created: false }
-  const row: NewVersion = {
-    rid: current?.rid ?? (rid as string),
-    type,
-    id,
-    version,
-    lastUpdated: now,
-    deleted: false,
-    content: JSON.stringify(next),
-    resource: next,
-  }
+  const row = newVersion(current?.rid ?? (rid as string), type, id, current ? current.version + 1 : 1, resource, new Date(), live?.meta)
+  if (live && sameContent(row.resource, live)) return { stored: current as StoredVersion, changed: false, created: false }
   await w.write([row], current ? new Set([row.rid]) : new Set())
   return { stored: row, changed: true, created: !live }
+}
+
+/** `resource` as version `version` of (type, id): server meta set, serialised once. */
+export function newVersion(rid: string, type: string, id: string, version: number, resource: any, now: Date, previousMeta?: any): NewVersion {
+  const stored = withServerMeta(resource, id, version, now, previousMeta)
+  return { rid, type, id, version, lastUpdated: now, deleted: false, content: JSON.stringify(stored), resource: stored }
 }
 
 /** Writes a deletion (a new version with no content) after `current`. */

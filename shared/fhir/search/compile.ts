@@ -5,6 +5,7 @@
 import type postgres from 'postgres'
 import { AppError, invalid } from '../../errors'
 import type { Sql } from '../../db/client'
+import { join } from '../../db/fragments'
 import { comparisonPredicate } from './filter'
 import { handlerFor } from './handlers'
 import type { Fragment, PredicateContext } from './param-handler'
@@ -25,9 +26,7 @@ export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, b
   return join(sql, criteria.map((c) => compileCriterion(sql, c, scope, baseUrl)), sql` and `)
 }
 
-export function join(sql: Sql, parts: Fragment[], sep: Fragment): Fragment {
-  return parts.reduce((acc, p, i) => (i === 0 ? p : sql`${acc}${sep}${p}`))
-}
+export { join }
 
 function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string): Fragment {
   const r = sql(scope.alias)

@@ -69,12 +69,13 @@ export class SearchParamSync {
   hook(): WriteHook {
     return async (w, written) => {
       const sps = written.filter((v) => v.type === 'SearchParameter')
-      if (sps.length === 0) return
+      if (sps.length === 0) return undefined
       for (const v of sps) if (v.resource) customDefsOf(v.resource)
       w.committed.push(() => {
         this.reload()
         this.redis?.pub.publish(this.channel, '1').catch(() => {})
       })
+      return undefined
     }
   }
 

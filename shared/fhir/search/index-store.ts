@@ -1,7 +1,8 @@
-// Writes the search index rows of new versions, in the write transaction, with one statement: rows of
-// superseded versions are deleted and the new rows inserted (deleted resources get none).
-import type { TxSql } from '../../db/client'
-import type { WriteTx } from '../repo/repo'
+// The search index rows of new versions, as CTEs of the write's single statement: rows of superseded
+// versions are deleted and the new rows inserted (deleted resources get none).
+import type { Sql, TxSql } from '../../db/client'
+import { type Fragment, join } from '../../db/fragments'
+import type { HookCtes, WriteTx } from '../repo/repo'
 import type { NewVersion } from '../repo/types'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
@@ -11,7 +12,7 @@ type Keyed<T> = T & { rid: string; resType: string }
 
 /** The WriteHook of the repository: keeps every index table in step with the current versions. */
 export function indexWriter(baseUrl?: string) {
-  return async (w: WriteTx, written: NewVersion[], superseded: string[]): Promise<void> => {
+  return async (w: WriteTx, written: NewVersion[], superseded: string[]): Promise<HookCtes | undefined> => {
     const rows = emptyKeyed()
     const text: { rid: string; resType: string; narrative: string; content: string }[] = []
     for (const v of written) {
@@ -23,7 +24,8 @@ export function indexWriter(baseUrl?: string) {
       }
       text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
     }
-    await writeRows(w.tx, superseded, rows, text)
+    const ctes = indexCtes(w.tx, superseded, rows, text)
+    return ctes ? { ctes } : undefined
   }
 }
 
@@ -33,60 +35,64 @@ function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] }
 
 const col = <T, V>(rows: T[], f: (r: T) => V) => rows.map(f)
 
-async function writeRows(
+/** The CTEs that delete the rows of replaced versions and insert the new rows (empty tables are left out). */
+function indexCtes(
   tx: TxSql,
   superseded: string[],
   r: ReturnType<typeof emptyKeyed>,
   text: { rid: string; resType: string; narrative: string; content: string }[],
-): Promise<void> {
+): Fragment | undefined {
   const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
-  // Creates replace nothing: their statement has no deletes (two fixed statement texts in all).
-  const deletes = superseded.length === 0 ? tx`` : tx`
-      d1 as (delete from idx_string where rid = any(${superseded}::bigint[])),
-      d2 as (delete from idx_token where rid = any(${superseded}::bigint[])),
-      d3 as (delete from idx_reference where rid = any(${superseded}::bigint[])),
-      d4 as (delete from idx_date where rid = any(${superseded}::bigint[])),
-      d5 as (delete from idx_number where rid = any(${superseded}::bigint[])),
-      d6 as (delete from idx_quantity where rid = any(${superseded}::bigint[])),
-      d7 as (delete from idx_uri where rid = any(${superseded}::bigint[])),
-      d8 as (delete from idx_composite where rid = any(${superseded}::bigint[])),
-      d9 as (delete from idx_fulltext where rid = any(${superseded}::bigint[])),`
-  await tx`
-    with ${deletes}
-      i1 as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
-        select * from unnest(${col(r.string, (x) => x.rid)}::bigint[], ${col(r.string, (x) => x.resType)}::text[], ${col(r.string, (x) => x.code)}::text[],
-          ${col(r.string, (x) => x.value_norm)}::text[], ${col(r.string, (x) => x.value_exact)}::text[])),
-      i2 as (insert into idx_token (rid, res_type, code, system, value, text_norm)
-        select * from unnest(${col(r.token, (x) => x.rid)}::bigint[], ${col(r.token, (x) => x.resType)}::text[], ${col(r.token, (x) => x.code)}::text[],
-          ${col(r.token, (x) => x.system)}::text[], ${col(r.token, (x) => x.value)}::text[], ${col(r.token, (x) => x.text)}::text[])),
-      i3 as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
-        select * from unnest(${col(r.reference, (x) => x.rid)}::bigint[], ${col(r.reference, (x) => x.resType)}::text[], ${col(r.reference, (x) => x.code)}::text[],
-          ${col(r.reference, (x) => x.targetType)}::text[], ${col(r.reference, (x) => x.targetId)}::text[], ${col(r.reference, (x) => x.version)}::text[],
-          ${col(r.reference, (x) => x.url)}::text[], ${col(r.reference, (x) => x.identifierSystem)}::text[], ${col(r.reference, (x) => x.identifierValue)}::text[])),
-      i4 as (insert into idx_date (rid, res_type, code, lo, hi)
-        select * from unnest(${col(r.date, (x) => x.rid)}::bigint[], ${col(r.date, (x) => x.resType)}::text[], ${col(r.date, (x) => x.code)}::text[],
-          ${col(r.date, (x) => x.lo)}::timestamptz[], ${col(r.date, (x) => x.hi)}::timestamptz[])),
-      i5 as (insert into idx_number (rid, res_type, code, value, lo, hi)
-        select * from unnest(${col(r.number, (x) => x.rid)}::bigint[], ${col(r.number, (x) => x.resType)}::text[], ${col(r.number, (x) => x.code)}::text[],
-          ${col(r.number, (x) => x.value)}::numeric[], ${col(r.number, (x) => x.lo)}::numeric[], ${col(r.number, (x) => x.hi)}::numeric[])),
-      i6 as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
-        select * from unnest(${col(r.quantity, (x) => x.rid)}::bigint[], ${col(r.quantity, (x) => x.resType)}::text[], ${col(r.quantity, (x) => x.code)}::text[],
-          ${col(r.quantity, (x) => x.value)}::numeric[], ${col(r.quantity, (x) => x.lo)}::numeric[], ${col(r.quantity, (x) => x.hi)}::numeric[],
-          ${col(r.quantity, (x) => x.system)}::text[], ${col(r.quantity, (x) => x.unitCode)}::text[], ${col(r.quantity, (x) => x.unit)}::text[])),
-      i7 as (insert into idx_uri (rid, res_type, code, value)
-        select * from unnest(${col(r.uri, (x) => x.rid)}::bigint[], ${col(r.uri, (x) => x.resType)}::text[], ${col(r.uri, (x) => x.code)}::text[],
-          ${col(r.uri, (x) => x.value)}::text[])),
-      i8 as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
-        select * from unnest(${col(comp, (x) => x.rid)}::bigint[], ${col(comp, (x) => x.resType)}::text[], ${col(comp, (x) => x.code)}::text[],
-          ${col(comp, (x) => x.system1)}::text[], ${col(comp, (x) => x.value1)}::text[], ${col(comp, (x) => x.system2)}::text[], ${col(comp, (x) => x.value2)}::text[],
-          ${col(comp, (x) => x.lo2)}::numeric[], ${col(comp, (x) => x.hi2)}::numeric[], ${col(comp, (x) => x.unit2)}::text[],
-          ${col(comp, (x) => x.dlo2)}::timestamptz[], ${col(comp, (x) => x.dhi2)}::timestamptz[])),
-      i9 as (insert into idx_fulltext (rid, res_type, narrative, content)
-        select rid, res_type, to_tsvector('simple', n), to_tsvector('simple', c)
-        from unnest(${col(text, (x) => x.rid)}::bigint[], ${col(text, (x) => x.resType)}::text[], ${col(text, (x) => x.narrative)}::text[],
-          ${col(text, (x) => x.content)}::text[]) as t(rid, res_type, n, c))
-    select 1`
+  const parts: Fragment[] = []
+  if (superseded.length > 0) {
+    for (const table of TABLES) parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
+  }
+  // Only tables that get rows appear, so a plain create has few plan nodes.
+  if (r.string.length > 0)
+    parts.push(tx`ins_string as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
+      select * from unnest(${col(r.string, (x) => x.rid)}::bigint[], ${col(r.string, (x) => x.resType)}::text[], ${col(r.string, (x) => x.code)}::text[],
+        ${col(r.string, (x) => x.value_norm)}::text[], ${col(r.string, (x) => x.value_exact)}::text[]))`)
+  if (r.token.length > 0)
+    parts.push(tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm)
+      select * from unnest(${col(r.token, (x) => x.rid)}::bigint[], ${col(r.token, (x) => x.resType)}::text[], ${col(r.token, (x) => x.code)}::text[],
+        ${col(r.token, (x) => x.system)}::text[], ${col(r.token, (x) => x.value)}::text[], ${col(r.token, (x) => x.text)}::text[]))`)
+  if (r.reference.length > 0)
+    parts.push(tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
+      select * from unnest(${col(r.reference, (x) => x.rid)}::bigint[], ${col(r.reference, (x) => x.resType)}::text[], ${col(r.reference, (x) => x.code)}::text[],
+        ${col(r.reference, (x) => x.targetType)}::text[], ${col(r.reference, (x) => x.targetId)}::text[], ${col(r.reference, (x) => x.version)}::text[],
+        ${col(r.reference, (x) => x.url)}::text[], ${col(r.reference, (x) => x.identifierSystem)}::text[], ${col(r.reference, (x) => x.identifierValue)}::text[]))`)
+  if (r.date.length > 0)
+    parts.push(tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi)
+      select * from unnest(${col(r.date, (x) => x.rid)}::bigint[], ${col(r.date, (x) => x.resType)}::text[], ${col(r.date, (x) => x.code)}::text[],
+        ${col(r.date, (x) => x.lo)}::timestamptz[], ${col(r.date, (x) => x.hi)}::timestamptz[]))`)
+  if (r.number.length > 0)
+    parts.push(tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
+      select * from unnest(${col(r.number, (x) => x.rid)}::bigint[], ${col(r.number, (x) => x.resType)}::text[], ${col(r.number, (x) => x.code)}::text[],
+        ${col(r.number, (x) => x.value)}::numeric[], ${col(r.number, (x) => x.lo)}::numeric[], ${col(r.number, (x) => x.hi)}::numeric[]))`)
+  if (r.quantity.length > 0)
+    parts.push(tx`ins_quantity as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
+      select * from unnest(${col(r.quantity, (x) => x.rid)}::bigint[], ${col(r.quantity, (x) => x.resType)}::text[], ${col(r.quantity, (x) => x.code)}::text[],
+        ${col(r.quantity, (x) => x.value)}::numeric[], ${col(r.quantity, (x) => x.lo)}::numeric[], ${col(r.quantity, (x) => x.hi)}::numeric[],
+        ${col(r.quantity, (x) => x.system)}::text[], ${col(r.quantity, (x) => x.unitCode)}::text[], ${col(r.quantity, (x) => x.unit)}::text[]))`)
+  if (r.uri.length > 0)
+    parts.push(tx`ins_uri as (insert into idx_uri (rid, res_type, code, value)
+      select * from unnest(${col(r.uri, (x) => x.rid)}::bigint[], ${col(r.uri, (x) => x.resType)}::text[], ${col(r.uri, (x) => x.code)}::text[],
+        ${col(r.uri, (x) => x.value)}::text[]))`)
+  if (comp.length > 0)
+    parts.push(tx`ins_composite as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
+      select * from unnest(${col(comp, (x) => x.rid)}::bigint[], ${col(comp, (x) => x.resType)}::text[], ${col(comp, (x) => x.code)}::text[],
+        ${col(comp, (x) => x.system1)}::text[], ${col(comp, (x) => x.value1)}::text[], ${col(comp, (x) => x.system2)}::text[], ${col(comp, (x) => x.value2)}::text[],
+        ${col(comp, (x) => x.lo2)}::numeric[], ${col(comp, (x) => x.hi2)}::numeric[], ${col(comp, (x) => x.unit2)}::text[],
+        ${col(comp, (x) => x.dlo2)}::timestamptz[], ${col(comp, (x) => x.dhi2)}::timestamptz[]))`)
+  if (text.length > 0)
+    parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content)
+      select rid, res_type, to_tsvector('simple', n), to_tsvector('simple', c)
+      from unnest(${col(text, (x) => x.rid)}::bigint[], ${col(text, (x) => x.resType)}::text[], ${col(text, (x) => x.narrative)}::text[],
+        ${col(text, (x) => x.content)}::text[]) as t(rid, res_type, n, c))`)
+  return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
 }
+
+const TABLES = ['idx_string', 'idx_token', 'idx_reference', 'idx_date', 'idx_number', 'idx_quantity', 'idx_uri', 'idx_composite', 'idx_fulltext']
 
 interface CompositeColumns {
   rid: string
