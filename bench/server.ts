@@ -48,7 +48,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
 
 /** Runs wrk and returns requests/s and latency percentiles (ms). */
 export async function wrk(url: string, opts: { connections: number; seconds: number; threads?: number; script?: string }): Promise<{ rps: number; p50: number; p90: number; p99: number; errors: number; raw: string }> {
-  const args = ['wrk', `-t${opts.threads ?? 2}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', '-H', `Authorization: Bearer ${BENCH_KEY}`]
+  const args = ['wrk', `-t${opts.threads ?? Math.min(2, opts.connections)}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', '-H', `Authorization: Bearer ${BENCH_KEY}`]
   if (opts.script) args.push('-s', opts.script)
   args.push(url)
   const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'inherit' })
