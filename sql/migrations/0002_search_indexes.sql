@@ -21,7 +21,7 @@ create table idx_reference (
   target_type text, target_id text, target_version text, url text,
   identifier_system text, identifier_value text
 );
-create index idx_reference_target on idx_reference (target_id, target_type, code);
+create index idx_reference_target on idx_reference (target_id, target_type, code, res_type);
 create index idx_reference_url on idx_reference (url) where url is not null;
 create index idx_reference_rid on idx_reference (rid);
 
