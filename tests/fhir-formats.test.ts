@@ -156,3 +156,31 @@ describe('malformed URLs', () => {
     expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   })
 })
+
+describe('decimal precision', () => {
+  const obs = (v: string) =>
+    `{"resourceType":"Observation","status":"final","code":{"text":"weight"},"valueQuantity":{"value":${v},"unit":"kg"}}`
+
+  test('a decimal keeps its precision as written in JSON and XML, and an unchanged PUT writes no version', async () => {
+    const created = await s.fhirFetch('/Observation', { method: 'POST', body: obs('72.50'), headers: { 'content-type': 'application/fhir+json' } })
+    expect(created.status).toBe(201)
+    const id = ((await readJson(created)) as any).id
+    const text = await (await s.fhirFetch(`/Observation/${id}`)).text()
+    expect(text).toContain('"value":72.50')
+    const xml = await (await s.fhirFetch(`/Observation/${id}?_format=xml`)).text()
+    expect(xml).toContain('<value value="72.50"/>')
+    const put = await s.fhirFetch(`/Observation/${id}`, { method: 'PUT', body: obs('72.50').replace('{', `{"id":"${id}",`), headers: { 'content-type': 'application/fhir+json' } })
+    expect(put.status).toBe(200)
+    expect(put.headers.get('etag')).toBe('W/"1"')
+    const changed = await s.fhirFetch(`/Observation/${id}`, { method: 'PUT', body: obs('72.5').replace('{', `{"id":"${id}",`), headers: { 'content-type': 'application/fhir+json' } })
+    expect(changed.headers.get('etag')).toBe('W/"2"')
+  })
+
+  test('search uses the precision as written: 72.50 matches 72.50 but not 72.54', async () => {
+    await s.fhirFetch('/Observation', { method: 'POST', body: obs('80.10'), headers: { 'content-type': 'application/fhir+json' } })
+    const hit = (await readJson(await s.fhirFetch('/Observation?value-quantity=80.10'))) as any
+    expect(hit.total).toBeGreaterThanOrEqual(1)
+    const miss = (await readJson(await s.fhirFetch('/Observation?value-quantity=80.14'))) as any
+    expect(miss.total).toBe(0)
+  })
+})

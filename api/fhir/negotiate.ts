@@ -2,6 +2,7 @@
 // Content-Type, JSON by default. https://hl7.org/fhir/R4/http.html#mime-type
 import { AppError } from '../../shared/errors'
 import { parseFhirXml } from '../../shared/fhir/format/xml-parse'
+import { parseFhirJson } from '../../shared/fhir/format/json'
 
 export type Format = 'json' | 'xml'
 
@@ -54,7 +55,7 @@ export function parseBody(text: string, contentType: string | null): unknown {
   if (!kind) throw new AppError('unsupported', `HAPI-0446: Incorrect Content-Type header value of "${contentType}" was provided in the request. A FHIR Content-Type is required`)
   if (kind === 'xml') return parseFhirXml(text)
   try {
-    return JSON.parse(text)
+    return parseFhirJson(text)
   } catch (err) {
     throw new AppError('invalid', `HAPI-1861: Failed to parse JSON encoded FHIR content: ${(err as Error).message}`)
   }

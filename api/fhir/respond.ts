@@ -3,6 +3,7 @@
 import { toFhirXml } from '../../shared/fhir/format/xml-write'
 import type { FhirResponse } from '../../shared/fhir/request'
 import type { Format } from './negotiate'
+import { parseFhirJson } from '../../shared/fhir/format/json'
 
 const CONTENT_TYPE: Record<Format, string> = {
   json: 'application/fhir+json;charset=utf-8',
@@ -32,7 +33,7 @@ function serialize(res: FhirResponse, opts: RenderOptions): string | undefined {
   if (res.resource === undefined && res.text === undefined) return undefined
   // The stored JSON text goes out as is unless it must be re-shaped.
   if (opts.format === 'json' && !opts.pretty && res.text !== undefined) return res.text
-  const resource = res.resource ?? JSON.parse(res.text as string)
+  const resource = res.resource ?? parseFhirJson(res.text as string)
   if (opts.format === 'xml') return toFhirXml(resource, { pretty: opts.pretty })
   return opts.pretty ? JSON.stringify(resource, null, 2) : JSON.stringify(resource)
 }

@@ -7,6 +7,7 @@ import { route } from '../router'
 import { type BundleEntry, readBundle } from './entries'
 import { type EntryResult, statusText } from './results'
 import { writeTransaction } from './transaction'
+import { parseFhirJson } from '../format/json'
 
 export interface BundleOptions {
   prefer?: string
@@ -67,7 +68,7 @@ async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undef
     if (res.location ?? res.contentLocation) out.location = relative(ctx, (res.location ?? res.contentLocation) as string)
     if (res.etag) out.etag = res.etag
     if (res.lastModified) out.lastModified = res.lastModified.toISOString()
-    const resource = res.resource ?? (res.text !== undefined ? JSON.parse(res.text) : undefined)
+    const resource = res.resource ?? (res.text !== undefined ? parseFhirJson(res.text) : undefined)
     if (resource?.resourceType === 'OperationOutcome' && e.method !== 'GET') out.outcome = resource
     else if (resource !== undefined && (withResource || e.method === 'GET' || e.method === 'HEAD')) out.resource = resource
     return out

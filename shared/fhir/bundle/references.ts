@@ -42,7 +42,7 @@ export function rewriteReferences(resource: any, rewrite: (value: string, path: 
 
 function copy(node: any, path: string, rewrite: (v: string, p: string) => string | undefined, placeholders: Map<string, string>): any {
   if (Array.isArray(node)) return node.map((v) => copy(v, path, rewrite, placeholders))
-  if (node && typeof node === 'object') {
+  if (node && typeof node === 'object' && !JSON.isRawJSON(node)) {
     const out: any = {}
     for (const [k, v] of Object.entries(node)) {
       const p = k === 'resourceType' ? path : `${path}.${k}`

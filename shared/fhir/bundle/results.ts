@@ -5,6 +5,7 @@ import { type StorageCode, storageOutcome, toAppError } from '../outcome'
 import type { StoredVersion } from '../repo/types'
 import type { FhirContext } from '../request'
 import type { BundleEntry } from './entries'
+import { parseFhirJson } from '../format/json'
 
 export interface EntryResult {
   status: string
@@ -24,7 +25,7 @@ export function writeResult(ctx: FhirContext, status: string, v: StoredVersion, 
     lastModified: v.lastUpdated.toISOString(),
     outcome: storageOutcome(code, `${code === 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH' ? 'Existing resource' : 'Resource'} "${v.type}/${v.id}/_history/${v.version}"`),
   }
-  if (withResource && v.content) out.resource = JSON.parse(v.content)
+  if (withResource && v.content) out.resource = parseFhirJson(v.content)
   void ctx
   return out
 }

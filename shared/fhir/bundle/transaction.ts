@@ -17,6 +17,7 @@ import type { BundleEntry } from './entries'
 import { localMatches } from './local-match'
 import { findReferences, isConditionalReference, localTarget, rewriteReferences } from './references'
 import { type EntryResult, entryError, writeResult } from './results'
+import { parseFhirJson } from '../format/json'
 
 const ORDER: Record<string, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 3, GET: 4, HEAD: 4 }
 
@@ -195,13 +196,13 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           if (p.action === 'patch') {
             if (!cur) throw new AppError('not-found', `HAPI-2001: Resource ${key} is not known`)
             if (cur.deleted) throw new AppError('gone', `HAPI-2002: Resource ${key} was deleted`)
-            const before = JSON.parse(cur.content as string)
+            const before = parseFhirJson(cur.content as string)
             resource = Array.isArray(p.entry.resource) ? applyJsonPatch(before, p.entry.resource) : applyFhirPatch(before, p.entry.resource)
             assertValid(resource, { expectedType: p.type })
           }
           if (cur) checkIfMatch(p, cur)
           else assertClientId(p.type, p.id)
-          const live = cur && !cur.deleted ? JSON.parse(cur.content as string) : undefined
+          const live = cur && !cur.deleted ? parseFhirJson(cur.content as string) : undefined
           const rid = cur?.rid ?? p.rid
           const v = newVersion(rid ?? '', p.type, p.id, (cur?.version ?? 0) + 1, resource, now, live?.meta)
           if (live && sameContent(v.resource, live)) {

@@ -7,6 +7,7 @@ import { enterScope, prefixNamespace, resolveElement, ROOT_SCOPE, type Scope, XM
 import { narrativeStopNodes, readNarrative } from './xml-narrative'
 import { ATTRS, CDATA, nameOf, parseXmlNodes, TEXT, type XmlAttrs, type XmlNode } from './xml-reader'
 import { attributeValue, textValue } from './xml-text'
+import { decimalFromText } from './json'
 
 const FHIR_NS = 'http://hl7.org/fhir'
 const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance'
@@ -205,18 +206,21 @@ function readPrimitive(nodes: XmlNode[], attrs: XmlAttrs | undefined, child: Chi
 
 // https://hl7.org/fhir/R4/json.html#primitive: boolean and the numeric types are JSON booleans and
 // numbers; everything else stays a string. Undefined when the text is not a valid value.
-function primitiveValue(text: string, td: TypeDef): string | number | boolean | undefined {
+function primitiveValue(text: string, td: TypeDef): string | number | boolean | object | undefined {
   switch (td.name) {
     case 'boolean':
       return text === 'true' ? true : text === 'false' ? false : undefined
     case 'integer':
     case 'unsignedInt':
-    case 'positiveInt':
-    case 'decimal': {
+    case 'positiveInt': {
       if (!td.regex?.test(text)) return undefined
       const n = Number(text)
       return Number.isFinite(n) ? n : undefined
     }
+    case 'decimal':
+      // The precision as written is kept (`1.50`), as parseFhirJson keeps it for JSON.
+      if (!td.regex?.test(text) || !Number.isFinite(Number(text))) return undefined
+      return decimalFromText(text)
     default:
       return text
   }

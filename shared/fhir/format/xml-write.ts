@@ -5,6 +5,7 @@ import { invalid } from '../../errors'
 import { type ElementDef, type TypeDef, getTypeDef } from '../definitions/elements'
 import { XHTML_NS } from './xml-names'
 import { readXml } from './xml-reader'
+import { numberText } from './json'
 
 const FHIR_NS = 'http://hl7.org/fhir'
 /** Far beyond any real resource; keeps hostile JSON from exhausting the stack. */
@@ -207,7 +208,7 @@ function primitiveText(value: any): string | undefined {
     case 'boolean':
       return value ? 'true' : 'false'
     default:
-      return undefined
+      return numberText(value) // a decimal kept as written
   }
 }
 

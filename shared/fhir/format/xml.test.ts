@@ -9,6 +9,7 @@ import { parseFhirXml } from './xml-parse'
 import { XMLNS_NS } from './xml-names'
 import { readXml, type XmlElement } from './xml-reader'
 import { toFhirXml } from './xml-write'
+import { parseFhirJson } from './json'
 
 const FHIR = 'xmlns="http://hl7.org/fhir"'
 const DIV = '<div xmlns="http://www.w3.org/1999/xhtml">'
@@ -29,7 +30,7 @@ function files(dir: string, ext: string): string[] {
 }
 
 function readJson(path: string): any {
-  return JSON.parse(readFileSync(path, 'utf8'))
+  return parseFhirJson(readFileSync(path, 'utf8')) // decimals as written: the round trip must keep them
 }
 
 /** The AppError thrown by `fn`, or a failure. */
@@ -75,9 +76,11 @@ describe('parseFhirXml', () => {
     expect(r.name).toEqual([{ _given: [{ id: 'g' }] }])
   })
 
-  test('decimals are numbers', () => {
-    const r = parseFhirXml(`<Observation ${FHIR}><status value="final"/><code><text value="x"/></code><valueQuantity><value value="1.50"/></valueQuantity></Observation>`)
-    expect(r.valueQuantity.value).toBe(1.5)
+  test('decimals are JSON numbers that keep their precision as written', () => {
+    const r = parseFhirXml(`<Observation ${FHIR}><status value="final"/><code><text value="x"/></code><valueQuantity><value value="1.50"/></valueQuantity><component><code><text value="y"/></code><valueQuantity><value value="2.5"/></valueQuantity></component></Observation>`)
+    expect(JSON.stringify(r.valueQuantity)).toBe('{"value":1.50}')
+    expect(r.component[0].valueQuantity.value).toBe(2.5)
+    expect(toFhirXml(r)).toContain('<value value="1.50"/>')
   })
 
   test('resources inside elements are unwrapped', () => {

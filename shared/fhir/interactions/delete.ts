@@ -11,6 +11,7 @@ import { multipleMatches, resolveConditional } from '../search/conditional'
 import { parseReference } from '../search/params/reference'
 import { parseIfMatch, storeDeletion } from './store-version'
 import { etagOf, tookMs } from './write-response'
+import { parseFhirJson } from '../format/json'
 
 export async function remove(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
@@ -71,7 +72,7 @@ async function assertNotReferenced(w: WriteTx, ctx: FhirContext, target: StoredV
     limit ${MAX_CONFLICTS}`
   if (rows.length === 0) return
   const messages = rows.map((r) => {
-    const path = referencePath(JSON.parse(r.content), target, ctx.baseUrl) ?? `${r.res_type}.${r.code}`
+    const path = referencePath(parseFhirJson(r.content), target, ctx.baseUrl) ?? `${r.res_type}.${r.code}`
     return `Unable to delete ${target.type}/${target.id} because at least one resource has a reference to this resource. First reference found was resource ${r.res_type}/${r.id} in path ${path}`
   })
   const issues: Issue[] = messages.map((m, n) => ({ severity: 'error', code: 'processing', diagnostics: n === 0 ? `HAPI-0550: HAPI-0515: ${m}` : `HAPI-0515: ${m}` }))

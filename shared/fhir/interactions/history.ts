@@ -6,6 +6,7 @@ import type { StoredVersion } from '../repo/types'
 import { type PageToken, pageLink, pageSize } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { etagOf } from './write-response'
+import { parseFhirJson } from '../format/json'
 
 export async function history(req: FhirRequest, ctx: FhirContext, type?: string, id?: string): Promise<FhirResponse> {
   const q = req.query
@@ -56,7 +57,7 @@ export async function historyBundle(req: FhirRequest, ctx: FhirContext, token: P
 
 function historyEntry(ctx: FhirContext, v: StoredVersion): any {
   const entry: any = { fullUrl: `${ctx.baseUrl}/${v.type}/${v.id}` }
-  if (!v.deleted) entry.resource = JSON.parse(v.content as string)
+  if (!v.deleted) entry.resource = parseFhirJson(v.content as string)
   const method = v.deleted ? 'DELETE' : v.version === 1 ? 'POST' : 'PUT'
   entry.request = { method, url: method === 'POST' ? v.type : `${v.type}/${v.id}` }
   entry.response = {

@@ -10,6 +10,7 @@ import { multipleMatches, resolveConditional } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import { parseIfMatch, type StoreResult, storeVersion } from './store-version'
 import { tookMs, writeResponse } from './write-response'
+import { parseFhirJson } from '../format/json'
 
 interface PatchInput {
   isJsonPatch: boolean
@@ -61,7 +62,7 @@ async function patchOne(w: WriteTx, type: string, id: string, input: PatchInput)
   if (current.deleted) throw new AppError('gone', `HAPI-2002: Resource was deleted at ${current.lastUpdated.toISOString()}`)
   if (input.expected !== undefined && current.version !== input.expected)
     throw new AppError('conflict', `HAPI-0974: Trying to patch ${type}/${id}/_history/${input.expected} but this is not the current version`)
-  const before = JSON.parse(current.content as string)
+  const before = parseFhirJson(current.content as string)
   const after = input.isJsonPatch ? applyJsonPatch(before, input.body) : applyFhirPatch(before, input.body)
   if (after?.resourceType !== type || after.id !== id)
     throw new AppError('invalid', 'HAPI-1268: Invalid patch: it may not change the resource type or id')

@@ -4,6 +4,7 @@ import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { applySubset, parseSubset } from '../subset'
 import { etagOf } from './write-response'
+import { parseFhirJson } from '../format/json'
 
 const NOT_FOR_READ = ['_count', '_include', '_revinclude', '_sort', '_total', '_contained']
 
@@ -32,7 +33,7 @@ export async function vread(req: FhirRequest, ctx: FhirContext, type: string, id
 function versionResponse(req: FhirRequest, stored: StoredVersion): FhirResponse {
   const subset = parseSubset(req.query)
   const res: FhirResponse = { status: 200, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
-  if (subset && subset.summary !== 'count') res.resource = applySubset(JSON.parse(stored.content as string), subset)
+  if (subset && subset.summary !== 'count') res.resource = applySubset(parseFhirJson(stored.content as string), subset)
   else res.text = stored.content as string
   return res
 }

@@ -11,6 +11,7 @@ import { type Cursor, runSearch } from '../search/execute'
 import { parseSearch } from '../search/parse'
 import { applySubset } from '../subset'
 import { selfUrl } from './history'
+import { parseFhirJson } from '../format/json'
 
 interface SearchTarget {
   types: string[]
@@ -62,7 +63,7 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
     const subset = q.subset
     const entry = (v: StoredVersion, mode: 'match' | 'include') => ({
       fullUrl: `${ctx.baseUrl}/${v.type}/${v.id}`,
-      resource: applySubset(JSON.parse(v.content as string), subset),
+      resource: applySubset(parseFhirJson(v.content as string), subset),
       search: { mode },
     })
     bundle.entry = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include'))]

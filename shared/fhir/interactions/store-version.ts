@@ -3,6 +3,7 @@
 import type { WriteTx } from '../repo/repo'
 import type { NewVersion, StoredVersion } from '../repo/types'
 import { sameContent, withServerMeta } from '../resource-meta'
+import { parseFhirJson } from '../format/json'
 
 export type StoreResult = { stored: StoredVersion; changed: boolean; created: boolean }
 
@@ -18,7 +19,7 @@ export async function storeVersion(
   current: StoredVersion | undefined,
   rid?: string,
 ): Promise<StoreResult> {
-  const live = current && !current.deleted ? JSON.parse(current.content as string) : undefined
+  const live = current && !current.deleted ? parseFhirJson(current.content as string) : undefined
   const row = newVersion(current?.rid ?? (rid as string), type, id, current ? current.version + 1 : 1, resource, new Date(), live?.meta)
   if (live && sameContent(row.resource, live)) return { stored: current as StoredVersion, changed: false, created: false }
   await w.write([row], current ? new Set([row.rid]) : new Set())

@@ -5,6 +5,7 @@ import type { ElementDef } from '../definitions/elements'
 import { hasProperty, pruneEmpty, readList, readSingle, writeList, writeSingle, type Slot } from './element-slot'
 import { childContainer, selectTargets, type Target } from './fhirpath-target'
 import { elementKey, readPatchValue } from './patch-value'
+import { cloneJson } from '../format/json'
 
 type OperationType = 'add' | 'insert' | 'delete' | 'replace' | 'move'
 
@@ -30,7 +31,7 @@ const REQUIRED: Record<OperationType, (keyof Operation)[]> = {
 /** Applies the operations of `params` to a copy of `resource`; any operation that cannot apply throws `invalid`. */
 export function applyFhirPatch(resource: any, params: any): any {
   if (params?.resourceType !== 'Parameters') throw invalid('A FHIR Patch body must be a Parameters resource')
-  const out = structuredClone(resource)
+  const out = cloneJson(resource)
   for (const parameter of params.parameter ?? []) {
     if (parameter?.name !== 'operation') throw invalid(`Unexpected parameter "${parameter?.name}" in FHIR Patch`)
     applyOperation(out, readOperation(parameter))

@@ -2,6 +2,7 @@
 // PATCH /fhir/{type}/{id}. https://hl7.org/fhir/R4/http.html#patch
 // https://www.rfc-editor.org/rfc/rfc6902
 import { invalid } from '../../errors'
+import { cloneJson } from '../format/json'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type Op = { op: string; path: string; from?: string; value?: Json }
@@ -11,7 +12,7 @@ const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test'])
 /** Applies `ops` to a copy of `doc`; the input is never mutated. Any bad operation or failed `test` throws. */
 export function applyJsonPatch(doc: any, ops: unknown): any {
   if (!Array.isArray(ops)) throw invalid('JSON Patch body must be an array of operations')
-  let out: Json = structuredClone(doc)
+  let out: Json = cloneJson(doc)
   ops.forEach((raw, i) => {
     const op = checkOp(raw, i)
     out = applyOp(out, op, i)
@@ -34,14 +35,14 @@ function applyOp(doc: Json, op: Op, i: number): Json {
   const where = `operation ${i} (${op.op} ${op.path})`
   switch (op.op) {
     case 'add':
-      return add(doc, parsePointer(op.path, where), structuredClone(op.value as Json), where)
+      return add(doc, parsePointer(op.path, where), cloneJson(op.value as Json), where)
     case 'remove':
       return remove(doc, parsePointer(op.path, where), where).doc
     case 'replace': {
       const tokens = parsePointer(op.path, where)
       resolve(doc, tokens, where) // the target must exist. RFC 6902 §4.3
-      if (tokens.length === 0) return structuredClone(op.value as Json)
-      return add(remove(doc, tokens, where).doc, tokens, structuredClone(op.value as Json), where)
+      if (tokens.length === 0) return cloneJson(op.value as Json)
+      return add(remove(doc, tokens, where).doc, tokens, cloneJson(op.value as Json), where)
     }
     case 'move': {
       const from = parsePointer(op.from!, where)
@@ -52,7 +53,7 @@ function applyOp(doc: Json, op: Op, i: number): Json {
       return add(removed.doc, to, removed.value, where)
     }
     case 'copy':
-      return add(doc, parsePointer(op.path, where), structuredClone(resolve(doc, parsePointer(op.from!, where), where)), where)
+      return add(doc, parsePointer(op.path, where), cloneJson(resolve(doc, parsePointer(op.from!, where), where)), where)
     case 'test':
       if (!deepEqual(resolve(doc, parsePointer(op.path, where), where), op.value as Json)) throw invalid(`${where}: test failed`)
       return doc

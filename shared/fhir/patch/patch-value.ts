@@ -4,6 +4,7 @@
 import { invalid } from '../../errors'
 import { capitalize, getTypeDef, isPrimitiveType, type ElementDef } from '../definitions/elements'
 import { hasProperty, readList, writeList, writeSingle, type ElementEntry } from './element-slot'
+import { cloneJson } from '../format/json'
 
 export interface PatchValue {
   /** FHIR type of the value: `date`, `HumanName`, `Patient.contact`, `Observation`. */
@@ -33,9 +34,9 @@ function rawValue(part: any, element: ElementDef, path: string): PatchValue {
     const property = parameter.properties.get(name)
     if (property?.element.name !== 'value') continue
     const companion = part[`_${name}`] ?? null
-    return { type: property.type, entry: { value: structuredClone(part[name]), companion: structuredClone(companion) } }
+    return { type: property.type, entry: { value: cloneJson(part[name]), companion: cloneJson(companion) } }
   }
-  if (part?.resource) return { type: part.resource.resourceType, entry: { value: structuredClone(part.resource) } }
+  if (part?.resource) return { type: part.resource.resourceType, entry: { value: cloneJson(part.resource) } }
   if (Array.isArray(part?.part)) return anonymousValue(part.part, element, path)
   throw invalid(`The operation on ${path} has no value`, path)
 }

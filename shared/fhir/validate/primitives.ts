@@ -2,6 +2,7 @@
 // lexical form. Returns a constant message (no allocation) or undefined when the value is valid.
 // https://hl7.org/fhir/R4/datatypes.html#primitive  https://hl7.org/fhir/R4/json.html#primitive
 import { getTypeDef } from '../definitions/elements'
+import { decimalValue } from '../format/json'
 
 export type PrimitiveCheck = (value: unknown) => string | undefined
 
@@ -99,7 +100,7 @@ function buildChecks(): Map<string, PrimitiveCheck> {
     ['unsignedInt', integerIn(0, 'must be a JSON integer from 0 to 2147483647')],
     ['positiveInt', integerIn(1, 'must be a JSON integer from 1 to 2147483647')],
     // "decimal: ... represented as a JSON number" (json.html); JSON.parse never yields NaN or Infinity.
-    ['decimal', (v) => (typeof v === 'number' ? undefined : 'must be a JSON number')],
+    ['decimal', (v) => (decimalValue(v) !== undefined ? undefined : 'must be a JSON number')],
     ['string', checkString],
     ['markdown', checkString],
     ['code', checkCode],

@@ -199,7 +199,8 @@ function checkProperty(w: Walk, obj: Record<string, unknown>, prop: PropPlan, va
 function checkItem(w: Walk, prop: PropPlan, value: unknown): void {
   switch (prop.kind) {
     case 'primitive': {
-      if (typeof value === 'object') {
+      // A decimal kept as written (JSON.rawJSON, see format/json.ts) is a number, not an object.
+      if (typeof value === 'object' && !JSON.isRawJSON(value)) {
         report(w, 'structure', `Must be a primitive ${prop.type} value, not an object`)
         return
       }

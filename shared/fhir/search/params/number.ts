@@ -7,6 +7,7 @@ import { invalid } from '../../../errors'
 import { unescape } from '../escape'
 import type { Fragment, ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
+import { decimalValue, numberText } from '../../format/json'
 
 export interface NumberRow {
   code: string
@@ -20,10 +21,9 @@ export interface NumberRow {
 
 /**
  * [lo, hi) implied by the significant digits of `value` as written: half a unit of its last decimal
- * place either side. JSON numbers lose trailing zeros, so `1.50` in a resource reads as `1.5`.
+ * place either side. `text` is the number as written (`1.50`: [1.495, 1.505]), kept by parseFhirJson.
  */
-export function precisionRange(value: number): [number, number] {
-  const text = String(value)
+export function precisionRange(value: number, text: string = String(value)): [number, number] {
   const e = text.indexOf('e')
   const mantissa = e < 0 ? text : text.slice(0, e)
   const exponent = e < 0 ? 0 : Number(text.slice(e + 1))
@@ -39,12 +39,13 @@ const NUMERIC = new Set(['decimal', 'integer', 'positiveInt', 'unsignedInt'])
 export function extract(values: TypedValue[], ctx: ExtractContext): NumberRow[] {
   const out: NumberRow[] = []
   for (const { type, value } of values) {
-    if (typeof value === 'number' && Number.isFinite(value) && (NUMERIC.has(type) || type === 'number')) {
-      const [lo, hi] = precisionRange(value)
-      out.push({ code: ctx.code, value, lo, hi })
+    const n = decimalValue(value)
+    if (n !== undefined && Number.isFinite(n) && (NUMERIC.has(type) || type === 'number')) {
+      const [lo, hi] = precisionRange(n, numberText(value))
+      out.push({ code: ctx.code, value: n, lo, hi })
     } else if (type === 'Range' && value && typeof value === 'object') {
-      const lo = typeof value.low?.value === 'number' ? value.low.value : null
-      const hi = typeof value.high?.value === 'number' ? value.high.value : null
+      const lo = decimalValue(value.low?.value) ?? null
+      const hi = decimalValue(value.high?.value) ?? null
       if (lo !== null || hi !== null) out.push({ code: ctx.code, value: null, lo, hi })
     }
   }

@@ -7,6 +7,7 @@ import { splitEscaped, unescape } from '../escape'
 import type { Fragment, ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
 import { numberPredicate, precisionRange, type TargetRange } from './number'
+import { decimalValue, numberText } from '../../format/json'
 
 export interface QuantityRow {
   code: string
@@ -32,24 +33,26 @@ export function extract(values: TypedValue[], ctx: ExtractContext): QuantityRow[
   for (const { type, value: q } of values) {
     if (!q || typeof q !== 'object') continue
     if (QUANTITY_TYPES.has(type)) {
-      if (typeof q.value !== 'number') continue
-      const [lo, hi] = precisionRange(q.value)
-      out.push({ code: ctx.code, value: q.value, lo, hi, system: str(q.system), unitCode: str(q.code), unit: str(q.unit) })
+      const value = decimalValue(q.value)
+      if (value === undefined) continue
+      const [lo, hi] = precisionRange(value, numberText(q.value))
+      out.push({ code: ctx.code, value, lo, hi, system: str(q.system), unitCode: str(q.code), unit: str(q.unit) })
     } else if (type === 'Money') {
-      if (typeof q.value !== 'number') continue
-      const [lo, hi] = precisionRange(q.value)
+      const value = decimalValue(q.value)
+      if (value === undefined) continue
+      const [lo, hi] = precisionRange(value, numberText(q.value))
       const currency = str(q.currency)
-      out.push({ code: ctx.code, value: q.value, lo, hi, system: currency && CURRENCY_SYSTEM, unitCode: currency, unit: currency })
+      out.push({ code: ctx.code, value, lo, hi, system: currency && CURRENCY_SYSTEM, unitCode: currency, unit: currency })
     } else if (type === 'Range') {
-      const low = typeof q.low?.value === 'number' ? q.low : undefined
-      const high = typeof q.high?.value === 'number' ? q.high : undefined
+      const low = decimalValue(q.low?.value) !== undefined ? q.low : undefined
+      const high = decimalValue(q.high?.value) !== undefined ? q.high : undefined
       const unitOf = low ?? high
       if (!unitOf) continue
       out.push({
         code: ctx.code,
         value: null,
-        lo: low ? low.value : null,
-        hi: high ? high.value : null,
+        lo: low ? (decimalValue(low.value) as number) : null,
+        hi: high ? (decimalValue(high.value) as number) : null,
         system: str(unitOf.system),
         unitCode: str(unitOf.code),
         unit: str(unitOf.unit),

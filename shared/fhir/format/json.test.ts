@@ -1,0 +1,23 @@
+import { describe, expect, test } from 'bun:test'
+import { cloneJson, decimalValue, numberText, parseFhirJson } from './json'
+
+describe('parseFhirJson', () => {
+  test('keeps decimals as written and leaves other numbers plain', () => {
+    const text = '{"a":1.50,"b":2,"c":0.1,"d":1e2,"e":-0.0,"f":[3.10,4],"g":"1.50"}'
+    const v = parseFhirJson(text)
+    expect(JSON.stringify(v)).toBe('{"a":1.50,"b":2,"c":0.1,"d":1e2,"e":-0.0,"f":[3.10,4],"g":"1.50"}')
+    expect(typeof v.b).toBe('number')
+    expect(typeof v.c).toBe('number')
+    expect(decimalValue(v.a)).toBe(1.5)
+    expect(numberText(v.a)).toBe('1.50')
+    expect(decimalValue(v.g)).toBeUndefined()
+  })
+
+  test('cloneJson copies deeply and keeps raw decimals', () => {
+    const v = parseFhirJson('{"q":{"value":1.50},"list":[{"x":1}]}')
+    const c = cloneJson(v)
+    c.list[0].x = 2
+    expect(v.list[0].x).toBe(1)
+    expect(JSON.stringify(c.q)).toBe('{"value":1.50}')
+  })
+})
