@@ -21,6 +21,7 @@ export const Env = Type.Object({
   AUTH_DISABLED: Type.Optional(Bool),
   DEFAULT_PRETTY: Type.Optional(Bool),
   EXPUNGE_ENABLED: Type.Optional(Bool),
+  ENFORCE_REFERENTIAL_INTEGRITY: Type.Optional(Bool),
   QUEUE_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')])),
@@ -49,6 +50,8 @@ export interface Config {
   authDisabled: boolean
   defaultPretty: boolean
   expungeEnabled: boolean
+  /** References to local resources must resolve on write (HAPI-1094), as HAPI's default. */
+  enforceReferentialIntegrity: boolean
   queuePrefix: string
   logLevel: 'debug' | 'info' | 'warn' | 'error'
 }
@@ -83,6 +86,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authDisabled: truthy(e.AUTH_DISABLED, false),
     defaultPretty: truthy(e.DEFAULT_PRETTY, false),
     expungeEnabled: truthy(e.EXPUNGE_ENABLED, true),
+    enforceReferentialIntegrity: truthy(e.ENFORCE_REFERENTIAL_INTEGRITY, true),
     queuePrefix: e.QUEUE_PREFIX ?? 'fhir',
     logLevel: e.LOG_LEVEL ?? 'info',
   }

@@ -3,6 +3,7 @@
 import type { Config } from '../config'
 import type { Sql } from '../db/client'
 import type { Redis } from '../redis'
+import { referentialIntegrityHook } from './referential-integrity'
 import { Repo } from './repo/repo'
 import { SearchParamSync } from './search/custom-params'
 import { indexWriter } from './search/index-store'
@@ -12,6 +13,7 @@ export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis;
   const sync = new SearchParamSync(sql, redis, config.queuePrefix)
   await sync.start()
   repo.addWriteHook(sync.hook())
+  if (config.enforceReferentialIntegrity) repo.addWriteHook(referentialIntegrityHook())
   repo.addWriteHook(indexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined))
   return repo
 }

@@ -30,14 +30,15 @@ export function readBundle(body: unknown, maxEntries: number): { type: 'transact
   const bundle = body as any
   if (!bundle || typeof bundle !== 'object' || bundle.resourceType !== 'Bundle')
     throw invalid(`HAPI-0339: Unable to process request: the body must be a Bundle resource, found ${bundle?.resourceType ?? typeof bundle}`)
-  if (bundle.type !== 'transaction' && bundle.type !== 'batch')
-    throw invalid(`HAPI-0527: Unable to process transaction where incoming Bundle.type = ${bundle.type ?? '(none)'}`)
+  // HAPI: "Transaction Bundle did not specify valid Bundle.type, assuming transaction".
+  const type = bundle.type ?? 'transaction'
+  if (type !== 'transaction' && type !== 'batch') throw invalid(`HAPI-0527: Unable to process transaction where incoming Bundle.type = ${type}`)
   const raw: any[] = Array.isArray(bundle.entry) ? bundle.entry : []
   if (raw.length > maxEntries)
     throw new AppError('too-large', `HAPI-0528: Transaction Bundle has ${raw.length} entries, more than the maximum of ${maxEntries}`)
   const seen = new Set<string>()
   const entries = raw.map((e, index) => readEntry(e, index, seen))
-  return { type: bundle.type, entries }
+  return { type, entries }
 }
 
 function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntry {

@@ -11,11 +11,11 @@ import type { WriteTx } from '../repo/repo'
 import type { NewVersion, StoredVersion } from '../repo/types'
 import type { FhirContext } from '../request'
 import { sameContent } from '../resource-meta'
-import { resolveConditional } from '../search/conditional'
+import { assertMatchesOwnUrl, type ConditionalMatch, resolveConditional } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import type { BundleEntry } from './entries'
 import { localMatches } from './local-match'
-import { findReferences, isConditionalReference, localTarget, rewriteReferences } from './references'
+import { findReferences, isConditionalReference, rewriteReferences } from './references'
 import { type EntryResult, entryError, writeResult } from './results'
 import { parseFhirJson } from '../format/json'
 
@@ -33,6 +33,10 @@ interface Planned {
   existing?: StoredVersion
   /** A duplicate conditional create of this bundle: it answers as the entry it repeats. */
   aliasOf?: Planned
+  /** The conditional create's match, checked against the created resource after the write. */
+  match?: ConditionalMatch
+  /** The id was assigned by the server (not subject to the client-id rules). */
+  serverId?: boolean
 }
 
 /**
@@ -69,6 +73,8 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           const url = substitute(e.ifNoneExist, placeholders)
           const match = await resolveConditional(w, ctx, type, url)
           const dup = conditionalCreates.get(match.url.normalised)
+          if (dup && !e.fullUrl && !dup.entry.fullUrl)
+            throw new AppError('invalid', `HAPI-2008: Unable to process Transaction - Request contains multiple anonymous entries (Bundle.entry.fullUrl not populated) with conditional URL: "${match.url.text}". Does transaction request contain duplicates?`)
           if (dup) return void plans.push({ entry: e, action: 'noop', type, id: dup.id, existing: dup.existing, aliasOf: dup })
           if (match.matches.length > 1) throw new AppError('precondition-failed', `HAPI-0958: Failed to CREATE resource with match URL "${match.url.text}" because this search matched ${match.matches.length} resources`)
           if (match.matches.length === 1) {
@@ -78,7 +84,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
             if (e.fullUrl) placeholders.set(e.fullUrl, `${type}/${existing.id}`)
             return void plans.push(p)
           }
-          const p: Planned = { entry: e, action: 'create', type, id: '', resource: e.resource }
+          const p: Planned = { entry: e, action: 'create', type, id: '', resource: e.resource, match }
           conditionalCreates.set(match.url.normalised, p)
           needRids.push(p)
           return void plans.push(p)
@@ -117,7 +123,10 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
   const rids = await ctx.repo.ids.allocate(needRids.length, w.tx)
   needRids.forEach((p, i) => {
     p.rid = rids[i]
-    if (p.id === '') p.id = rids[i]
+    if (p.id === '') {
+      p.id = rids[i]
+      p.serverId = true
+    }
     if (p.entry.fullUrl) placeholders.set(p.entry.fullUrl, `${p.type}/${p.id}`)
   })
   for (const p of plans) {
@@ -155,9 +164,6 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
 
   // 3. Current versions of everything updated, patched or deleted, locked.
   const current = await w.lock(plans.filter((p) => p.action === 'update' || p.action === 'patch' || p.action === 'delete').map((p) => ({ type: p.type, id: p.id })))
-  const written = new Set<string>() // Type/id written by this bundle
-  for (const p of plans) if (p.action !== 'noop') written.add(`${p.type}/${p.id}`)
-  await checkReferentialIntegrity(w, plans, written)
 
   // 4. Versions.
   const now = new Date()
@@ -201,7 +207,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
             assertValid(resource, { expectedType: p.type })
           }
           if (cur) checkIfMatch(p, cur)
-          else assertClientId(p.type, p.id)
+          else if (!p.serverId) assertClientId(p.type, p.id)
           const live = cur && !cur.deleted ? parseFhirJson(cur.content as string) : undefined
           const rid = cur?.rid ?? p.rid
           const v = newVersion(rid ?? '', p.type, p.id, (cur?.version ?? 0) + 1, resource, now, live?.meta)
@@ -227,7 +233,19 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
       v.rid = late[i]
     })
   }
-  await w.write(versions, supersedes)
+  await w.write(versions, supersedes).catch((err) => {
+    // A reference to a missing resource (HAPI-1094) names the resource holding it: name its entry.
+    const owner = (err as AppError).details?.owner
+    const p = owner ? plans.find((x) => `${x.type}/${x.id}` === owner) : undefined
+    throw p ? entryError(p.entry, err) : err
+  })
+  // Each conditional create must satisfy its own URL (HAPI-0539 in a transaction, 412).
+  for (const p of plans) {
+    if (p.action !== 'create' || !p.match) continue
+    await assertMatchesOwnUrl(w, ctx, p.match, p.id).catch(() => {
+      throw entryError(p.entry, new AppError('precondition-failed', `HAPI-0539: Invalid conditional URL "${p.match?.url.text}". The given resource is not matched by this URL.`))
+    })
+  }
   return results
 
   function push(v: NewVersion, cur: StoredVersion): void {
@@ -260,27 +278,6 @@ async function resolveReference(w: WriteTx, ctx: FhirContext, value: string, pla
   if (ids.size === 0) throw new AppError('not-found', `HAPI-1091: Invalid match URL "${value}" - No resources match this search`)
   if (ids.size > 1) throw new AppError('precondition-failed', `HAPI-1092: Invalid match URL "${value}" - Multiple resources match this search`)
   return `${type}/${[...ids][0]}`
-}
-
-// A reference to a local resource that neither exists nor is written by this bundle: 400 HAPI-1094.
-async function checkReferentialIntegrity(w: WriteTx, plans: Planned[], written: Set<string>): Promise<void> {
-  const wanted = new Map<string, { entry: BundleEntry; path: string; type: string; id: string }>()
-  for (const p of plans) {
-    if (!p.resource || p.action === 'noop') continue
-    for (const ref of findReferences(p.resource)) {
-      const t = localTarget(ref.value)
-      if (t && !written.has(`${t.type}/${t.id}`) && !wanted.has(`${t.type}/${t.id}`)) wanted.set(`${t.type}/${t.id}`, { entry: p.entry, path: ref.path, ...t })
-    }
-  }
-  if (wanted.size === 0) return
-  const list = [...wanted.values()]
-  const found = await w.tx<{ k: string }[]>`
-    select r.res_type || '/' || r.id as k from resource r
-    join unnest(${list.map((x) => x.type)}::text[], ${list.map((x) => x.id)}::text[]) as t(type, id) on r.res_type = t.type and r.id = t.id
-    where not r.deleted`
-  const present = new Set(found.map((f) => f.k))
-  const missing = list.find((x) => !present.has(`${x.type}/${x.id}`))
-  if (missing) throw entryError(missing.entry, new AppError('invalid', `HAPI-1094: Resource ${missing.type}/${missing.id} not found, specified in path: ${missing.path}`))
 }
 
 /** Placeholders inside a conditional URL (e.g. `patient=urn:uuid:...`) become the ids they were given. */
