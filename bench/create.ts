@@ -1,15 +1,19 @@
 // Create benchmark: single POST /fhir/Observation with a Synthea Observation, 16 connections (wrk).
 // Usage: bun run bench/create.ts [seconds]
 import { writeFileSync } from 'node:fs'
-import { startBenchServer, wrk } from './server'
+import { BENCH_KEY, startBenchServer, wrk } from './server'
 import { syntheaResources } from './synthea'
 
 const seconds = Number(process.argv[2] ?? 15)
 const server = await startBenchServer()
 try {
   const obs = syntheaResources('synthea-smart', 3).filter((r) => r.resourceType === 'Observation').slice(0, 200)
-  // References to other bundle entries are urn:uuid placeholders; point them at plain ids instead.
-  const bodies = obs.map(({ id: _drop, ...o }) => JSON.stringify(o).replace(/urn:uuid:([0-9a-f-]+)/g, 'Patient/p-$1'))
+  // The Observations reference a Patient and an Encounter that exist (references are checked on write).
+  const put = (path: string, body: object) =>
+    fetch(`${server.base}/fhir/${path}`, { method: 'PUT', headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json' }, body: JSON.stringify(body) })
+  await put('Patient/bench-p', { resourceType: 'Patient', id: 'bench-p' })
+  await put('Encounter/bench-e', { resourceType: 'Encounter', id: 'bench-e', status: 'finished', class: { code: 'AMB' }, subject: { reference: 'Patient/bench-p' } })
+  const bodies = obs.map(({ id: _drop, ...o }) => JSON.stringify({ ...o, subject: { reference: 'Patient/bench-p' }, encounter: { reference: 'Encounter/bench-e' } }))
   const script = '/tmp/bench-create.lua'
   const lua = bodies.map((b) => `[==[${b}]==]`).join(',\n')
   writeFileSync(script, `bodies = {${lua}}\nn = 0\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/fhir+json"\nwrk.headers["Prefer"] = "return=minimal"\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, bodies[(n % #bodies) + 1])\nend\n`)

@@ -36,19 +36,24 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
     return e
   }
   return {
+    // Job ids are UUIDs, not BullMQ's counter: the counter restarts when Redis loses its data, and the
+    // exactly-once ledger (bundle_job) would then take a new job for an old one.
     async enqueue(def, data) {
-      const job = await queue(def).add(def.name, checkPayload(def, data))
+      const job = await queue(def).add(def.name, checkPayload(def, data), { jobId: crypto.randomUUID() })
       return job.id as string
     },
     async run(def, data) {
       const events = await queueEvents(def)
-      const job = await queue(def).add(def.name, checkPayload(def, data))
+      const job = await queue(def).add(def.name, checkPayload(def, data), { jobId: crypto.randomUUID() })
       return job.waitUntilFinished(events)
     },
     async status(def, id) {
+      // The state first, then the job: read the other way round, a job finishing in between would look
+      // completed with no result yet.
+      const state = await queue(def).getJobState(id)
+      if (state === 'unknown') return undefined
       const job = await queue(def).getJob(id)
       if (!job) return undefined
-      const state = await job.getState()
       const progress = typeof job.progress === 'object' ? (job.progress as unknown as JobProgress) : undefined
       if (state === 'completed') return { id, state: 'completed', progress, result: job.returnvalue }
       if (state === 'failed') return { id, state: 'failed', progress, error: parseFailure(job.failedReason) }
