@@ -1,0 +1,112 @@
+// Ingest benchmark: Synthea transaction Bundles POSTed to an API node by 2 concurrent clients, processed
+// by a separate worker process (the cluster form), on a fresh database with full indexing. Prints
+// resources/s, bundles, elapsed and the peak RSS of both processes; then the same for synthea-conditional
+// (batch Bundles first) on another fresh database, and the memory one ~5 MB Bundle takes on its own.
+// Usage: bun run bench/ingest.ts [concurrency]
+import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type BundleFile, importBundles, listBundles, type ImportReport, stderrProgress } from '../bin/import'
+import { dataPath } from '../tests/data'
+import { BENCH_KEY, startBenchServer } from './server'
+
+const concurrency = Number(process.argv[2] ?? 2)
+
+interface Peaks {
+  api: number
+  worker: number
+}
+
+/** Peak resident memory (MB) of a process: VmHWM, the kernel's high-water mark of VmRSS. */
+function peakMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
+}
+
+async function ingest(paths: string[], port: number, clients = concurrency): Promise<{ report: ImportReport; idle: Peaks; idlePeak: Peaks; peak: Peaks; largestMb: number }> {
+  const queuePrefix = `bench_ingest_${Date.now().toString(36)}`
+  const server = await startBenchServer(port, { QUEUE_PREFIX: queuePrefix })
+  // The worker: its own process on the same database and queues, as `bun run worker` runs it.
+  const worker = Bun.spawn(['bun', 'run', 'workers/main.ts'], {
+    cwd: `${import.meta.dir}/..`,
+    env: { ...process.env, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  try {
+    await Bun.sleep(1500) // the worker connects and registers its queue
+    const bundles: BundleFile[] = listBundles(paths)
+    const idle = { api: rssMb(server.pid), worker: rssMb(worker.pid) }
+    const idlePeak = { api: peakMb(server.pid), worker: peakMb(worker.pid) } // start-up's own high-water mark
+    // VmHWM keeps start-up's peak (definitions loading), so the ingest's own peak is sampled from VmRSS.
+    const peak = { ...idle }
+    const sampler = setInterval(() => {
+      peak.api = Math.max(peak.api, rssMb(server.pid))
+      peak.worker = Math.max(peak.worker, rssMb(worker.pid))
+    }, 20)
+    const report = await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients, onProgress: stderrProgress() })
+    clearInterval(sampler)
+    const hwm = { api: peakMb(server.pid), worker: peakMb(worker.pid) }
+    if (hwm.api > idlePeak.api) peak.api = Math.max(peak.api, hwm.api) // a peak between two samples
+    if (hwm.worker > idlePeak.worker) peak.worker = Math.max(peak.worker, hwm.worker)
+    for (const f of report.failures.slice(0, 10)) console.error(`FAILED ${f.file}${f.entry === undefined ? '' : ` entry ${f.entry}`}: ${f.status} ${f.diagnostics.join(' | ')}`)
+    return { report, idle, idlePeak, peak, largestMb: Math.max(...bundles.map((b) => b.bytes)) / 1024 / 1024 }
+  } finally {
+    worker.kill('SIGTERM')
+    await worker.exited
+    await server.stop()
+  }
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+for (const [folder, port] of [
+  ['synthea-smart', 18081],
+  ['synthea-conditional', 18082],
+] as const) {
+  const { report, idle, idlePeak, peak, largestMb } = await ingest([dataPath(folder)], port)
+  const phases = report.phases.map((p) => `${p.label} ${p.bundles} bundles ${fmt(p.resources)} resources ${p.seconds.toFixed(1)} s (${fmt(p.resources / p.seconds)}/s)`).join('; ')
+  console.log(
+    `${folder}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients` +
+      `\n  ${phases}` +
+      `\n  peak RSS while ingesting: API ${peak.api} MB, worker ${peak.worker} MB (idle before: API ${idle.api} MB, worker ${idle.worker} MB; start-up VmHWM API ${idlePeak.api} MB, worker ${idlePeak.worker} MB; largest bundle ${largestMb.toFixed(1)} MB)`,
+  )
+}
+
+// One ~5 MB transaction alone (the two largest synthea-smart Bundles as one, placeholders kept unique):
+// how much memory above idle each process takes for it.
+const big = join(tmpdir(), `bench-ingest-${process.pid}.json`)
+writeFileSync(big, JSON.stringify(joinBundles(2), null, 4)) // indented as the Synthea files are
+try {
+  const { report, idle, peak, largestMb } = await ingest([big], 18083, 1)
+  const growth = (p: number, i: number) => `${p - i} MB (${((p - i) / largestMb).toFixed(1)}x its size)`
+  console.log(
+    `one ${largestMb.toFixed(1)} MB transaction (${fmt(report.resources)} entries, ${report.errors} errors) in ${report.seconds.toFixed(1)} s: peak RSS above idle: API ${growth(peak.api, idle.api)}, worker ${growth(peak.worker, idle.worker)}`,
+  )
+} finally {
+  unlinkSync(big)
+}
+
+function joinBundles(n: number): any {
+  const dir = dataPath('synthea-smart')
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).size - statSync(a).size)
+    .slice(0, n)
+  const entry = files.flatMap((f) => {
+    const renamed = new Map<string, string>()
+    const text = readFileSync(f, 'utf8').replace(/urn:uuid:[0-9a-fA-F-]{36}/g, (u) => {
+      let r = renamed.get(u)
+      if (!r) renamed.set(u, (r = `urn:uuid:${crypto.randomUUID()}`))
+      return r
+    })
+    return JSON.parse(text).entry
+  })
+  return { resourceType: 'Bundle', type: 'transaction', entry }
+}

@@ -1,0 +1,574 @@
+// Transaction and batch Bundles over HTTP, processed by the workers: atomicity, entry order and statuses,
+// placeholder and conditional references, conditional operations, Prefer, batch, bad input, respond-async,
+// and the Synthea conditional data set loaded twice.
+// https://hl7.org/fhir/R4/http.html#transaction  (reference behaviour: shared/notes/hapi-behaviour.md §4)
+import { describe, expect, test } from 'bun:test'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { dataPath } from './data'
+import { readJson, startTestServer, type TestServer, useTestServer } from './harness'
+
+const SYS = 'http://example.org/tx-test'
+let seq = 0
+/** An identifier value no other test uses. */
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${++seq}`
+const uuid = () => `urn:uuid:${crypto.randomUUID()}`
+
+const bundle = (type: string, entry: any[]) => ({ resourceType: 'Bundle', type, entry })
+const transaction = (entry: any[]) => bundle('transaction', entry)
+
+const post = (resource: any, fullUrl?: string, request: Record<string, string> = {}) => ({
+  ...(fullUrl ? { fullUrl } : {}),
+  resource,
+  request: { method: 'POST', url: resource.resourceType, ...request },
+})
+const put = (url: string, resource: any, request: Record<string, string> = {}) => ({ resource, request: { method: 'PUT', url, ...request } })
+const del = (url: string) => ({ request: { method: 'DELETE', url } })
+const get = (url: string) => ({ request: { method: 'GET', url } })
+
+const patient = (value: string, extra: Record<string, unknown> = {}) => ({ resourceType: 'Patient', identifier: [{ system: SYS, value }], ...extra })
+const organization = (value: string, extra: Record<string, unknown> = {}) => ({ resourceType: 'Organization', identifier: [{ system: SYS, value }], name: value, ...extra })
+const observation = (subject: string, extra: Record<string, unknown> = {}) => ({
+  resourceType: 'Observation',
+  status: 'final',
+  code: { coding: [{ system: 'http://loinc.org', code: '8302-2' }] },
+  subject: { reference: subject },
+  ...extra,
+})
+
+/** `Type/id` of a `Type/id/_history/n` location. */
+const target = (location: string) => location.split('/_history/')[0]
+
+async function postBundle(s: TestServer, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return s.fhirFetch('', { method: 'POST', json: body, headers })
+}
+
+async function diagnostics(res: Response): Promise<string> {
+  const body = await readJson(res)
+  expect(body.resourceType).toBe('OperationOutcome')
+  return body.issue.map((i: any) => i.diagnostics ?? '').join('\n')
+}
+
+/** Diagnostics and expressions of an OperationOutcome: where it names the failing entry. */
+async function outcomeText(res: Response): Promise<string> {
+  const body = await readJson(res)
+  expect(body.resourceType).toBe('OperationOutcome')
+  return body.issue.flatMap((i: any) => [i.diagnostics ?? '', ...(i.expression ?? [])]).join('\n')
+}
+
+/** Rows of the resource and history tables: a failed transaction must leave both unchanged. */
+async function rows(s: TestServer): Promise<{ resource: number; history: number }> {
+  const [r] = await s.sql<{ resource: number; history: number }[]>`
+    select (select count(*) from resource)::int as resource, (select count(*) from resource_history)::int as history`
+  return r
+}
+
+/** Current resources of `type` carrying the identifier value. */
+async function withIdentifier(s: TestServer, type: string, value: string): Promise<string[]> {
+  const found = await s.sql<{ id: string }[]>`
+    select r.id from resource r
+    where r.res_type = ${type} and not r.deleted
+      and exists (select 1 from jsonb_array_elements(r.content::jsonb -> 'identifier') i where i ->> 'value' = ${value})
+    order by r.id`
+  return found.map((r) => r.id)
+}
+
+async function read(s: TestServer, ref: string): Promise<any> {
+  const res = await s.fhirFetch(`/${ref}`)
+  expect(res.status).toBe(200)
+  return res.json()
+}
+
+async function create(s: TestServer, resource: any): Promise<any> {
+  const res = await s.fhirFetch(`/${resource.resourceType}`, { method: 'POST', json: resource })
+  expect(res.status).toBe(201)
+  return res.json()
+}
+
+/** A transaction that must succeed: its response Bundle. */
+async function commit(s: TestServer, entries: any[], headers: Record<string, string> = {}): Promise<any> {
+  const res = await postBundle(s, transaction(entries), headers)
+  const body = await readJson(res)
+  if (res.status !== 200) throw new Error(`transaction answered ${res.status}: ${JSON.stringify(body)}`)
+  expect(body.resourceType).toBe('Bundle')
+  expect(body.type).toBe('transaction-response')
+  expect(body.entry).toHaveLength(entries.length)
+  return body
+}
+
+/** A transaction that must fail with `status`, name entry `index` and write nothing; its diagnostics. */
+async function rejected(s: TestServer, body: unknown, status: number, index?: number): Promise<string> {
+  const before = await rows(s)
+  const res = await postBundle(s, body)
+  expect(res.status).toBe(status)
+  const text = await outcomeText(res)
+  if (index !== undefined) expect(text).toContain(`Bundle.entry[${index}]`)
+  expect(await rows(s)).toEqual(before)
+  return text
+}
+
+describe('transaction', () => {
+  const s = useTestServer()
+
+  describe('all or nothing', () => {
+    test('a reference to a missing resource in the last entry: 400 naming the entry, nothing written', async () => {
+      const p = uuid()
+      const v = unique('aon-ref')
+      const text = await rejected(s, transaction([post(patient(v), p), post(observation(p)), post(observation('Patient/no-such-patient-x1'))]), 400, 2)
+      expect(text).toContain('HAPI-1094')
+      expect(await withIdentifier(s, 'Patient', v)).toEqual([])
+    })
+
+    test('an invalid resource: 400 naming the entry, nothing written', async () => {
+      const v = unique('aon-invalid')
+      await rejected(s, transaction([post(patient(v), uuid()), put('Patient/aon-bad', { resourceType: 'Patient', id: 'aon-bad', birthDate: 'not-a-date' })]), 400, 1)
+      expect(await withIdentifier(s, 'Patient', v)).toEqual([])
+    })
+
+    test('an If-Match on a stale version: 409 naming the entry, nothing written (the earlier update neither)', async () => {
+      const a = await create(s, patient(unique('aon-a'), { active: true }))
+      const b = await create(s, patient(unique('aon-b')))
+      await rejected(s, transaction([put(`Patient/${a.id}`, { ...a, active: false }), put(`Patient/${b.id}`, { ...b, gender: 'male' }, { ifMatch: 'W/"7"' })]), 409, 1)
+      const after = await read(s, `Patient/${a.id}`)
+      expect(after.meta.versionId).toBe('1')
+      expect(after.active).toBe(true)
+    })
+
+    test('a DELETE then a failing POST: the delete is rolled back', async () => {
+      const a = await create(s, patient(unique('aon-del')))
+      await rejected(s, transaction([del(`Patient/${a.id}`), post(observation('Patient/no-such-patient-x2'))]), 400, 1)
+      expect((await read(s, `Patient/${a.id}`)).id).toBe(a.id)
+    })
+  })
+
+  describe('response', () => {
+    test('entries in request order with HAPI statuses, location, etag and lastModified; GET entries see the writes', async () => {
+      const kept = await create(s, patient(unique('resp-kept'), { active: true }))
+      const gone = await create(s, patient(unique('resp-gone')))
+      const v = unique('resp-new')
+      const p = uuid()
+      const body = await commit(s, [
+        get(`Patient/${kept.id}`),
+        get(`Patient?identifier=${SYS}|${v}`),
+        put(`Patient/${kept.id}`, { ...kept, active: false }),
+        del(`Patient/${gone.id}`),
+        post(patient(v), p),
+        post(observation(p)),
+      ])
+      const [readEntry, searchEntry, updated, deleted, created, obs] = body.entry
+
+      expect(updated.response.status).toBe('200 OK')
+      expect(updated.response.location).toBe(`Patient/${kept.id}/_history/2`)
+      expect(updated.response.etag).toBe('W/"2"')
+      expect(new Date(updated.response.lastModified).toISOString()).toBe(updated.response.lastModified)
+      expect(updated.resource).toBeUndefined()
+
+      expect(deleted.response.status).toBe('204 No Content')
+      expect(deleted.resource).toBeUndefined()
+
+      expect(created.response.status).toBe('201 Created')
+      expect(created.response.location).toMatch(/^Patient\/[A-Za-z0-9\-.]+\/_history\/1$/)
+      expect(created.response.etag).toBe('W/"1"')
+      expect(created.response.lastModified).toBeString()
+      expect(obs.response.status).toBe('201 Created')
+      expect(obs.response.location).toMatch(/^Observation\/[A-Za-z0-9\-.]+\/_history\/1$/)
+
+      // GET entries run after the writes (HAPI), so they see them.
+      expect(readEntry.response.status).toBe('200 OK')
+      expect(readEntry.resource.id).toBe(kept.id)
+      expect(readEntry.resource.meta.versionId).toBe('2')
+      expect(readEntry.resource.active).toBe(false)
+      expect(searchEntry.response.status).toBe('200 OK')
+      expect(searchEntry.resource.resourceType).toBe('Bundle')
+      expect(searchEntry.resource.type).toBe('searchset')
+      expect(searchEntry.resource.entry.map((e: any) => `Patient/${e.resource.id}`)).toEqual([target(created.response.location)])
+
+      expect((await s.fhirFetch(`/Patient/${gone.id}`)).status).toBe(410)
+      expect((await read(s, target(created.response.location))).identifier[0].value).toBe(v)
+    })
+
+    test('Prefer: return=representation includes the written resources; the default does not', async () => {
+      const plain = await commit(s, [post(patient(unique('pref-min')), uuid())])
+      expect(plain.entry[0].resource).toBeUndefined()
+      expect(plain.entry[0].response.status).toBe('201 Created')
+
+      const v = unique('pref-rep')
+      const rep = await commit(s, [post(patient(v), uuid())], { prefer: 'return=representation' })
+      const r = rep.entry[0].resource
+      expect(r.resourceType).toBe('Patient')
+      expect(r.identifier[0].value).toBe(v)
+      expect(`Patient/${r.id}/_history/${r.meta.versionId}`).toBe(rep.entry[0].response.location)
+    })
+  })
+
+  describe('placeholder references', () => {
+    test('urn:uuid and urn:oid fullUrls become the new ids in references and uri elements', async () => {
+      const org = uuid()
+      const pat = 'urn:oid:1.2.840.113619.6.197.' + Date.now()
+      const v = unique('ph')
+      const body = await commit(s, [
+        post(observation(pat, { performer: [{ reference: org }], focus: [{ reference: pat }] })),
+        post(patient(v, { managingOrganization: { reference: org }, extension: [{ url: 'http://example.org/ext/source', valueUri: org }] }), pat),
+        post(organization(unique('ph-org')), org),
+      ])
+      const obsRef = target(body.entry[0].response.location)
+      const patRef = target(body.entry[1].response.location)
+      const orgRef = target(body.entry[2].response.location)
+      const obs = await read(s, obsRef)
+      expect(obs.subject.reference).toBe(patRef)
+      expect(obs.focus[0].reference).toBe(patRef)
+      expect(obs.performer[0].reference).toBe(orgRef)
+      const p = await read(s, patRef)
+      expect(p.managingOrganization.reference).toBe(orgRef)
+      expect(p.extension[0].valueUri).toBe(orgRef)
+      expect(JSON.stringify([obs, p])).not.toContain('urn:')
+    })
+  })
+
+  describe('conditional create', () => {
+    test('a match: 200 OK with the existing resource location, nothing written, references point at it', async () => {
+      const v = unique('cc-match')
+      const existing = await create(s, organization(v))
+      const o = uuid()
+      const before = await rows(s)
+      const body = await commit(s, [post(organization(v, { name: 'other name' }), o, { ifNoneExist: `identifier=${SYS}|${v}` }), post(patient(unique('cc-match-p'), { managingOrganization: { reference: o } }))])
+      expect(body.entry[0].response.status).toBe('200 OK')
+      expect(body.entry[0].response.location).toBe(`Organization/${existing.id}/_history/1`)
+      expect(body.entry[1].response.status).toBe('201 Created')
+      expect(await rows(s)).toEqual({ resource: before.resource + 1, history: before.history }) // the Patient only
+      expect((await read(s, `Organization/${existing.id}`)).name).toBe(v)
+      expect((await read(s, target(body.entry[1].response.location))).managingOrganization.reference).toBe(`Organization/${existing.id}`)
+    })
+
+    test('identical conditional creates in one bundle are collapsed into one resource; references to the duplicate point at it', async () => {
+      const v = unique('cc-dup')
+      const first = uuid()
+      const second = uuid()
+      const cond = { ifNoneExist: `identifier=${SYS}|${v}` }
+      const body = await commit(s, [
+        post(organization(v), first, cond),
+        post(organization(v), second, cond),
+        post(patient(unique('cc-dup-a'), { managingOrganization: { reference: first } })),
+        post(patient(unique('cc-dup-b'), { managingOrganization: { reference: second } })),
+      ])
+      const ids = await withIdentifier(s, 'Organization', v)
+      expect(ids).toHaveLength(1)
+      expect(body.entry[0].response.status).toBe('201 Created')
+      expect(body.entry[1].response.status).toBe('200 OK')
+      expect(body.entry[0].response.location).toBe(`Organization/${ids[0]}/_history/1`)
+      expect(body.entry[1].response.location).toBe(`Organization/${ids[0]}/_history/1`)
+      for (const e of body.entry.slice(2)) expect((await read(s, target(e.response.location))).managingOrganization.reference).toBe(`Organization/${ids[0]}`)
+    })
+
+    test('two anonymous entries (no fullUrl) with the same conditional URL: 400 HAPI-2008, nothing written', async () => {
+      const v = unique('cc-anon')
+      const cond = { ifNoneExist: `identifier=${SYS}|${v}` }
+      const text = await rejected(s, transaction([post(organization(v), undefined, cond), post(organization(v), undefined, cond)]), 400)
+      expect(text).toContain('HAPI-2008')
+    })
+
+    test('a resource that does not satisfy its own ifNoneExist: 412 HAPI-0539, nothing written', async () => {
+      const v = unique('cc-self')
+      const text = await rejected(s, transaction([post(organization(v), uuid(), { ifNoneExist: `identifier=${SYS}|${v}-other` })]), 412, 0)
+      expect(text).toContain('HAPI-0539')
+    })
+
+    test('more than one match: 412 naming the entry, nothing written', async () => {
+      const v = unique('cc-many')
+      await create(s, organization(v))
+      await create(s, organization(v))
+      await rejected(s, transaction([post(patient(unique('cc-many-p')), uuid()), post(organization(v), uuid(), { ifNoneExist: `identifier=${SYS}|${v}` })]), 412, 1)
+    })
+  })
+
+  describe('conditional references', () => {
+    const ref = (v: string) => `Organization?identifier=${SYS}|${v}`
+
+    test('resolved to an existing resource', async () => {
+      const v = unique('cr-existing')
+      const org = await create(s, organization(v))
+      const body = await commit(s, [post(patient(unique('cr-p1'), { managingOrganization: { reference: ref(v) } }))])
+      expect((await read(s, target(body.entry[0].response.location))).managingOrganization.reference).toBe(`Organization/${org.id}`)
+    })
+
+    test('resolved to a resource created earlier in the same bundle (plain and conditional creates)', async () => {
+      const plain = unique('cr-local')
+      const conditional = unique('cr-local-cond')
+      const body = await commit(s, [
+        post(patient(unique('cr-p2'), { managingOrganization: { reference: ref(plain) }, generalPractitioner: [{ reference: ref(conditional) }] })),
+        post(organization(plain), uuid()),
+        post(organization(conditional), uuid(), { ifNoneExist: `identifier=${SYS}|${conditional}` }),
+      ])
+      const p = await read(s, target(body.entry[0].response.location))
+      expect(p.managingOrganization.reference).toBe(target(body.entry[1].response.location))
+      expect(p.generalPractitioner[0].reference).toBe(target(body.entry[2].response.location))
+    })
+
+    test('no match: 404 naming the entry, nothing written', async () => {
+      const text = await rejected(s, transaction([post(organization(unique('cr-none-o')), uuid()), post(patient(unique('cr-none'), { managingOrganization: { reference: ref(unique('cr-absent')) } }))]), 404, 1)
+      expect(text).toContain('HAPI-1091')
+    })
+
+    test('two matches: 412 naming the entry, nothing written', async () => {
+      const v = unique('cr-two')
+      await create(s, organization(v))
+      await create(s, organization(v))
+      const text = await rejected(s, transaction([post(patient(unique('cr-two-p'), { managingOrganization: { reference: ref(v) } }))]), 412, 0)
+      expect(text).toContain('HAPI-1092')
+    })
+  })
+
+  describe('conditional update and delete', () => {
+    test('PUT Type?criteria: one match updated in place, no match created', async () => {
+      const matched = unique('cu-one')
+      const existing = await create(s, patient(matched))
+      const fresh = unique('cu-none')
+      const body = await commit(s, [
+        put(`Patient?identifier=${SYS}|${matched}`, patient(matched, { gender: 'female' })),
+        put(`Patient?identifier=${SYS}|${fresh}`, patient(fresh, { gender: 'male' })),
+      ])
+      expect(body.entry[0].response.status).toBe('200 OK')
+      expect(body.entry[0].response.location).toBe(`Patient/${existing.id}/_history/2`)
+      expect((await read(s, `Patient/${existing.id}`)).gender).toBe('female')
+      expect(body.entry[1].response.status).toBe('201 Created')
+      expect(await withIdentifier(s, 'Patient', fresh)).toEqual([target(body.entry[1].response.location).split('/')[1]])
+    })
+
+    test('PUT Type?criteria with two matches: 412 naming the entry, nothing written', async () => {
+      const v = unique('cu-two')
+      await create(s, patient(v))
+      await create(s, patient(v))
+      await rejected(s, transaction([post(patient(unique('cu-two-other')), uuid()), put(`Patient?identifier=${SYS}|${v}`, patient(v, { gender: 'other' }))]), 412, 1)
+    })
+
+    test('DELETE Type?criteria: the match is deleted (204); no match is 204 too', async () => {
+      const v = unique('cd-one')
+      const existing = await create(s, patient(v))
+      const body = await commit(s, [del(`Patient?identifier=${SYS}|${v}`), del(`Patient?identifier=${SYS}|${unique('cd-none')}`)])
+      expect(body.entry[0].response.status).toBe('204 No Content')
+      expect(body.entry[1].response.status).toBe('204 No Content')
+      expect((await s.fhirFetch(`/Patient/${existing.id}`)).status).toBe(410)
+    })
+  })
+
+  describe('bad input', () => {
+    test('not a Bundle: 400', async () => {
+      await rejected(s, patient(unique('bad-notbundle')), 400)
+    })
+
+    test('Bundle.type collection: 400', async () => {
+      const text = await rejected(s, bundle('collection', [post(patient(unique('bad-collection')), uuid())]), 400)
+      expect(text).toContain('collection')
+    })
+
+    test('an entry without request: 400 naming the entry', async () => {
+      await rejected(s, transaction([post(patient(unique('bad-noreq-a')), uuid()), { fullUrl: uuid(), resource: patient(unique('bad-noreq-b')) }]), 400, 1)
+    })
+
+    test('an unknown method: 400 naming the entry', async () => {
+      await rejected(s, transaction([post(patient(unique('bad-verb-a')), uuid()), { resource: patient(unique('bad-verb-b')), request: { method: 'FETCH', url: 'Patient' } }]), 400, 1)
+    })
+
+    test('a placeholder reference to no entry: 400 naming the entry', async () => {
+      const text = await rejected(s, transaction([post(patient(unique('bad-ph')), uuid()), post(observation(uuid()))]), 400, 1)
+      expect(text).toContain('HAPI-0541')
+    })
+
+    test('Bundle.type missing: processed as a transaction (HAPI)', async () => {
+      const v = unique('bad-notype')
+      const res = await postBundle(s, { resourceType: 'Bundle', entry: [post(patient(v), uuid())] })
+      const body = await readJson(res)
+      expect({ status: res.status, type: body.type }).toEqual({ status: 200, type: 'transaction-response' })
+      expect(await withIdentifier(s, 'Patient', v)).toHaveLength(1)
+    })
+
+    test('a duplicate fullUrl: 400 naming the entry', async () => {
+      const u = uuid()
+      const text = await rejected(s, transaction([post(patient(unique('bad-dup-a')), u), post(patient(unique('bad-dup-b')), u)]), 400, 1)
+      expect(text).toContain('HAPI-0534')
+    })
+  })
+
+  describe('Prefer: respond-async', () => {
+    test('202 with a status URL reporting progress, then 200 with the transaction-response', async () => {
+      const file = largestBundles(1)[0]
+      const entries = JSON.parse(readFileSync(file, 'utf8')).entry.length
+      const res = await s.fhirFetch('', { method: 'POST', body: readFileSync(file), headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' } })
+      expect(res.status).toBe(202)
+      await res.arrayBuffer()
+      const location = res.headers.get('content-location') as string
+      expect(location).toMatch(/\/fhir\/\$bundle-status\?_jobId=[^&]+$/)
+      const progress: string[] = []
+      let done: Response | undefined
+      for (const started = Date.now(); Date.now() - started < 60_000; ) {
+        const r = await s.fhirFetch(location.slice(location.indexOf('/fhir') + '/fhir'.length))
+        if (r.status === 202) {
+          progress.push(r.headers.get('x-progress') ?? '(none)')
+          await r.arrayBuffer()
+          await Bun.sleep(20)
+          continue
+        }
+        done = r
+        break
+      }
+      expect(done?.status).toBe(200)
+      const body = await readJson(done as Response)
+      expect(body.type).toBe('transaction-response')
+      expect(body.entry).toHaveLength(entries)
+      expect(body.entry.every((e: any) => e.response.status === '201 Created')).toBe(true)
+      expect(progress.length).toBeGreaterThan(0)
+      for (const p of progress) expect(p).toMatch(/^(\d+ of \d+ entries|queued|running)$/)
+      expect(progress.some((p) => /^\d+ of \d+ entries$/.test(p) && p.endsWith(` of ${entries} entries`)) || progress.includes('queued')).toBe(true)
+    }, 90_000)
+
+    test('an unknown job id: 404', async () => {
+      const res = await s.fhirFetch('/$bundle-status?_jobId=no-such-job-4711')
+      expect(res.status).toBe(404)
+      await diagnostics(res)
+    })
+  })
+})
+
+describe('batch', () => {
+  const s = useTestServer()
+
+  test('entries run independently: a failing entry does not stop the others; batch-response with per-entry outcomes', async () => {
+    const a = unique('batch-a')
+    const b = unique('batch-b')
+    const dup = unique('batch-dup')
+    await create(s, patient(dup))
+    await create(s, patient(dup))
+    const res = await postBundle(
+      s,
+      bundle('batch', [
+        post(patient(a), uuid()),
+        put('Patient/batch-bad', { resourceType: 'Patient', id: 'batch-bad', birthDate: 'not-a-date' }),
+        get('Patient/no-such-batch-patient'),
+        put(`Patient?identifier=${SYS}|${dup}`, patient(dup, { gender: 'other' })),
+        post(patient(b), uuid()),
+      ]),
+    )
+    expect(res.status).toBe(200)
+    const body = await readJson(res)
+    expect(body.type).toBe('batch-response')
+    expect(body.entry.map((e: any) => e.response.status)).toEqual(['201 Created', '400 Bad Request', '404 Not Found', '412 Precondition Failed', '201 Created'])
+    for (const i of [1, 2, 3]) expect(body.entry[i].response.outcome.resourceType).toBe('OperationOutcome')
+    expect(await withIdentifier(s, 'Patient', a)).toHaveLength(1)
+    expect(await withIdentifier(s, 'Patient', b)).toHaveLength(1)
+    expect(target(body.entry[0].response.location)).toBe(`Patient/${(await withIdentifier(s, 'Patient', a))[0]}`)
+  })
+
+  test('an entry referencing a missing resource: 400 HAPI-1094 for that entry (referential integrity on write), the others written', async () => {
+    const v = unique('batch-ri')
+    const res = await postBundle(s, bundle('batch', [post(observation('Patient/no-such-patient-x3')), post(patient(v), uuid())]))
+    expect(res.status).toBe(200)
+    const body = await readJson(res)
+    expect(body.entry[1].response.status).toBe('201 Created')
+    expect(body.entry[0].response.status).toBe('400 Bad Request')
+    expect(JSON.stringify(body.entry[0].response.outcome)).toContain('HAPI-1094')
+  })
+})
+
+describe('MAX_BUNDLE_ENTRIES', () => {
+  const s = useTestServer({ MAX_BUNDLE_ENTRIES: '5' })
+
+  test('a bundle over the limit: 413, nothing written; at the limit it is accepted', async () => {
+    const over = Array.from({ length: 6 }, (_, i) => post(patient(unique(`max-${i}`)), uuid()))
+    await rejected(s, transaction(over), 413)
+    await rejected(s, bundle('batch', over), 413)
+    const body = await commit(s, over.slice(0, 5))
+    expect(body.entry.map((e: any) => e.response.status)).toEqual(Array(5).fill('201 Created'))
+  })
+})
+
+describe('synthea-conditional loaded twice', () => {
+  const s = useTestServer()
+  const CONDITIONAL = new Set(['Organization', 'Practitioner', 'Location'])
+
+  test('every bundle 200, counts per type match the files, no duplicates the second time, conditional references resolved', async () => {
+    const dir = dataPath('synthea-conditional')
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => join(dir, f))
+    const bundles = files.map((f) => ({ file: f, body: JSON.parse(readFileSync(f, 'utf8')) }))
+    const ordered = [...bundles.filter((b) => b.body.type === 'batch'), ...bundles.filter((b) => b.body.type !== 'batch')]
+    expect(ordered[0].body.type).toBe('batch')
+    const expected = new Map<string, number>()
+    for (const b of bundles) for (const e of b.body.entry) expected.set(e.resource.resourceType, (expected.get(e.resource.resourceType) ?? 0) + 1)
+
+    for (const round of [1, 2]) {
+      for (const b of ordered) {
+        const res = await s.fhirFetch('', { method: 'POST', body: readFileSync(b.file), headers: { 'content-type': 'application/fhir+json' } })
+        const body = await readJson(res)
+        if (res.status !== 200) throw new Error(`round ${round} ${b.file}: ${res.status} ${JSON.stringify(body).slice(0, 1000)}`)
+        const bad = body.entry.filter((e: any) => !/^20[01] /.test(e.response.status))
+        expect({ round, file: b.file, bad: bad.slice(0, 3) }).toEqual({ round, file: b.file, bad: [] })
+        if (round === 2 && b.body.type === 'batch') {
+          // The second time every conditional create matches what the first created.
+          b.body.entry.forEach((e: any, i: number) => {
+            if (e.request.ifNoneExist) expect(body.entry[i].response.status).toBe('200 OK')
+          })
+        }
+      }
+      const counts = new Map((await s.sql<{ t: string; n: number }[]>`select res_type as t, count(*)::int as n from resource where not deleted group by res_type`).map((r) => [r.t, r.n]))
+      const want = new Map([...expected].map(([t, n]) => [t, CONDITIONAL.has(t) || round === 1 ? n : n * round]))
+      expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(want))
+    }
+
+    // No two Organizations, Practitioners or Locations share an identifier.
+    const dups = await s.sql<{ t: string; v: string; n: number }[]>`
+      select r.res_type as t, i ->> 'value' as v, count(*)::int as n
+      from resource r, jsonb_array_elements(r.content::jsonb -> 'identifier') i
+      where r.res_type in ('Organization', 'Practitioner', 'Location') and not r.deleted
+      group by 1, 2, i ->> 'system' having count(*) > 1`
+    expect([...dups]).toEqual([])
+
+    // Every Encounter's conditional references point at the resource with that identifier.
+    const identifierOf = new Map(
+      (
+        await s.sql<{ k: string; sys: string; v: string }[]>`
+          select r.res_type || '/' || r.id as k, i ->> 'system' as sys, i ->> 'value' as v
+          from resource r, jsonb_array_elements(r.content::jsonb -> 'identifier') i
+          where r.res_type in ('Organization', 'Practitioner', 'Location') and not r.deleted`
+      ).map((r) => [r.k, `${r.sys}|${r.v}`]),
+    )
+    const sentByEncounter = new Map<string, any>()
+    for (const b of bundles) for (const e of b.body.entry) if (e.resource.resourceType === 'Encounter') sentByEncounter.set(encounterKey(e.resource), e.resource)
+    const stored = await s.sql<{ content: string }[]>`select content from resource where res_type = 'Encounter' and not deleted`
+    expect(stored.length).toBe(2 * sentByEncounter.size)
+    let checked = 0
+    for (const { content } of stored) {
+      const enc = JSON.parse(content)
+      const sent = sentByEncounter.get(encounterKey(enc))
+      expect(sent).toBeDefined()
+      const pairs: [string | undefined, string | undefined][] = [
+        [sent.serviceProvider?.reference, enc.serviceProvider?.reference],
+        ...(sent.participant ?? []).map((p: any, i: number) => [p.individual?.reference, enc.participant[i].individual?.reference]),
+        ...(sent.location ?? []).map((l: any, i: number) => [l.location?.reference, enc.location[i].location?.reference]),
+      ]
+      for (const [before, after] of pairs) {
+        if (!before?.includes('?identifier=')) continue
+        expect(after).toMatch(/^(Organization|Practitioner|Location)\/[A-Za-z0-9\-.]+$/)
+        expect(identifierOf.get(after as string)).toBe(decodeURIComponent(before.slice(before.indexOf('?identifier=') + '?identifier='.length)))
+        checked++
+      }
+    }
+    expect(checked).toBeGreaterThan(1000)
+  }, 300_000)
+})
+
+/** The identifier that names a Synthea Encounter in both the file and the server. */
+function encounterKey(enc: any): string {
+  return (enc.identifier ?? []).map((i: any) => `${i.system}|${i.value}`).join(',')
+}
+
+/** The `n` largest synthea-smart Bundles. */
+function largestBundles(n: number): string[] {
+  const dir = dataPath('synthea-smart')
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).size - statSync(a).size)
+    .slice(0, n)
+}
+

@@ -1,0 +1,175 @@
+// A worker killed (SIGKILL) in the middle of a large transaction, in the cluster form (API and worker as
+// separate processes): the database holds none or all of the Bundle, never part; a new worker picks the
+// stalled job up again (BullMQ's stalled check, 30 s by default, so up to about a minute) and the
+// resources end up written exactly once. https://docs.bullmq.io/guide/jobs/stalled
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import type { Subprocess } from 'bun'
+import { createSql, type Sql } from '../shared/db/client'
+import { dataPath } from './data'
+import { ADMIN_KEY } from './harness'
+
+const ROOT = resolve(import.meta.dir, '..')
+const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const DB = `test_crash_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+const DATABASE_URL = (() => {
+  const u = new URL(PG)
+  u.pathname = `/${DB}`
+  return u.toString()
+})()
+
+const procs: Subprocess[] = []
+let env: Record<string, string | undefined>
+let base = ''
+let sql: Sql
+
+function spawn(script: string): Subprocess {
+  const p = Bun.spawn(['bun', 'run', script], { cwd: ROOT, env, stdout: 'ignore', stderr: 'inherit' })
+  procs.push(p)
+  return p
+}
+
+beforeAll(async () => {
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
+  const port = probe.port
+  probe.stop(true)
+  env = {
+    ...process.env,
+    DATABASE_URL,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    QUEUE_PREFIX: DB,
+    ADMIN_API_KEY: ADMIN_KEY,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'error',
+    DB_POOL_MAX: '5',
+  }
+  base = `http://127.0.0.1:${port}`
+  spawn('api/main.ts')
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break
+    } catch {}
+    if (i > 200) throw new Error('API node did not start')
+    await Bun.sleep(50)
+  }
+  sql = createSql(DATABASE_URL, { max: 2 })
+})
+
+afterAll(async () => {
+  await sql?.end()
+  for (const p of procs) {
+    if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM')
+  }
+  await Promise.all(procs.map((p) => Promise.race([p.exited, Bun.sleep(10_000)])))
+  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
+  const admin = createSql(PG, { max: 1 })
+  await admin`drop database if exists ${admin(DB)} with (force)`
+  await admin.end()
+})
+
+const fhirFetch = (path: string, init: RequestInit = {}) => {
+  const headers = new Headers(init.headers)
+  headers.set('authorization', `Bearer ${ADMIN_KEY}`)
+  return fetch(`${base}/fhir${path}`, { ...init, headers })
+}
+
+/** The `n` largest synthea-smart transactions as one Bundle; each copy's placeholders renamed so fullUrls stay unique. */
+function bigBundle(n: number): any {
+  const dir = dataPath('synthea-smart')
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).size - statSync(a).size)
+    .slice(0, n)
+  const entry = files.flatMap((f) => {
+    const renamed = new Map<string, string>()
+    const text = readFileSync(f, 'utf8').replace(/urn:uuid:[0-9a-fA-F-]{36}/g, (u) => {
+      let r = renamed.get(u)
+      if (!r) renamed.set(u, (r = `urn:uuid:${crypto.randomUUID()}`))
+      return r
+    })
+    return JSON.parse(text).entry
+  })
+  return { resourceType: 'Bundle', type: 'transaction', entry }
+}
+
+async function resourceCount(): Promise<number> {
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from resource`
+  return n
+}
+
+/** Backends of the test database inside a transaction that has written something (a transaction id). */
+async function writingBackends(): Promise<number> {
+  const [{ n }] = await sql<{ n: number }[]>`
+    select count(*)::int as n from pg_stat_activity
+    where datname = ${DB} and pid <> pg_backend_pid() and backend_xid is not null`
+  return n
+}
+
+test('a worker killed mid-transaction leaves none or all of the Bundle; a new worker completes it exactly once', async () => {
+  const bundle = bigBundle(3)
+  const total = bundle.entry.length
+  expect(total).toBeGreaterThan(1500)
+  const first = spawn('workers/main.ts')
+
+  const res = await fhirFetch('', { method: 'POST', body: JSON.stringify(bundle), headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' } })
+  expect(res.status).toBe(202)
+  await res.arrayBuffer()
+  const location = res.headers.get('content-location') as string
+  const statusPath = location.slice(location.indexOf('/fhir/') + '/fhir'.length)
+
+  // Kill the worker while its transaction is writing (a backend holding a transaction id); failing that,
+  // once the job is seen running. Either way the database must not show part of the Bundle.
+  let killedWhile: 'writing' | 'running' | undefined
+  let running = 0
+  let polled = 0
+  for (const started = Date.now(); !killedWhile && Date.now() - started < 30_000; await Bun.sleep(2)) {
+    if ((await writingBackends()) > 0) killedWhile = 'writing'
+    else if (Date.now() - polled > 50) {
+      polled = Date.now()
+      const s = await fhirFetch(statusPath)
+      const progress = s.headers.get('x-progress') ?? ''
+      await s.arrayBuffer()
+      expect(s.status).toBe(202) // not finished before the kill
+      if (running === 0 && /^(\d+ of \d+ entries|running)$/.test(progress)) running = Date.now()
+      if (running > 0 && Date.now() - running > 3000) killedWhile = 'running'
+    }
+  }
+  expect(killedWhile).toBeDefined()
+  first.kill('SIGKILL')
+  await first.exited
+  const killedAt = Date.now()
+
+  // Its backend finishes the statement in hand, sees the client gone and rolls back.
+  for (const started = Date.now(); (await writingBackends()) > 0 && Date.now() - started < 20_000; ) await Bun.sleep(50)
+  const afterKill = await resourceCount()
+  expect([0, total]).toContain(afterKill)
+  const [{ n: ledger }] = await sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
+  expect(ledger).toBe(afterKill === 0 ? 0 : 1)
+
+  // A new worker: the stalled job goes back to the queue and is processed (or recognised as done) again.
+  spawn('workers/main.ts')
+  let done: Response | undefined
+  for (const started = Date.now(); Date.now() - started < 80_000; ) {
+    const s = await fhirFetch(statusPath)
+    if (s.status !== 202) {
+      done = s
+      break
+    }
+    await s.arrayBuffer()
+    await Bun.sleep(500)
+  }
+  console.log(`worker killed while ${killedWhile}: ${afterKill} of ${total} resources in the database; a new worker finished the job ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`)
+  expect(done?.status).toBe(200)
+  const body: any = await done?.json()
+  expect(body.type).toBe('transaction-response')
+  expect(body.entry).toHaveLength(total)
+  expect(body.entry.every((e: any) => e.response.status === '201 Created')).toBe(true)
+  expect(await resourceCount()).toBe(total)
+  const [{ n: distinct }] = await sql<{ n: number }[]>`select count(distinct content::jsonb -> 'identifier')::int as n from resource where res_type = 'Patient'`
+  expect(distinct).toBe(3)
+  const [{ n: jobs }] = await sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
+  expect(jobs).toBe(1)
+}, 120_000)
