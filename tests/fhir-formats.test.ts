@@ -176,6 +176,15 @@ describe('decimal precision', () => {
     expect(changed.headers.get('etag')).toBe('W/"2"')
   })
 
+  test('a decimal keeps its precision through a transaction processed by a worker', async () => {
+    const bundle = `{"resourceType":"Bundle","type":"transaction","entry":[{"resource":${obs('61.20')},"request":{"method":"POST","url":"Observation"}}]}`
+    const res = await s.fhirFetch('', { method: 'POST', body: bundle, headers: { 'content-type': 'application/fhir+json' } })
+    expect(res.status).toBe(200)
+    const location = ((await readJson(res)) as any).entry[0].response.location as string
+    const text = await (await s.fhirFetch(`/${location.split('/_history')[0]}`)).text()
+    expect(text).toContain('"value":61.20')
+  })
+
   test('search uses the precision as written: 72.50 matches 72.50 but not 72.54', async () => {
     await s.fhirFetch('/Observation', { method: 'POST', body: obs('80.10'), headers: { 'content-type': 'application/fhir+json' } })
     const hit = (await readJson(await s.fhirFetch('/Observation?value-quantity=80.10'))) as any

@@ -4,6 +4,7 @@
 import { UnrecoverableError } from 'bullmq'
 import type { Config } from '../shared/config'
 import { processBundle } from '../shared/fhir/bundle/process'
+import { parseFhirJson } from '../shared/fhir/format/json'
 import { errorOutcome, toAppError } from '../shared/fhir/outcome'
 import type { Repo } from '../shared/fhir/repo/repo'
 import { checkPayload } from '../shared/jobs/definition'
@@ -16,7 +17,7 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
     const ctx = { repo, config, baseUrl: payload.baseUrl, secret }
     let last = 0
     try {
-      const res = await processBundle(ctx, JSON.parse(payload.body), {
+      const res = await processBundle(ctx, parseFhirJson(payload.body), {
         prefer: payload.prefer,
         maxEntries: config.maxBundleEntries,
         jobId: job.id,

@@ -6,7 +6,7 @@ import { AppError } from '../errors'
 import { findReferences, localTarget } from './bundle/references'
 import type { HookCtes, WriteHook } from './repo/repo'
 
-export interface MissingReference<T> {
+interface MissingReference<T> {
   type: string
   id: string
   path: string
@@ -17,7 +17,7 @@ export interface MissingReference<T> {
  * The first local reference of `items` whose target neither exists (current, not deleted) nor is in
  * `written` (Type/id created by the same write), with the item it came from. One query for all.
  */
-export async function firstMissingReference<T>(sql: Sql | TxSql, items: { resource: any; owner: T }[], written: ReadonlySet<string> = new Set()): Promise<MissingReference<T> | undefined> {
+async function firstMissingReference<T>(sql: Sql | TxSql, items: { resource: any; owner: T }[], written: ReadonlySet<string> = new Set()): Promise<MissingReference<T> | undefined> {
   const wanted = new Map<string, MissingReference<T>>()
   for (const { resource, owner } of items) {
     for (const ref of findReferences(resource)) {
@@ -37,7 +37,7 @@ export async function firstMissingReference<T>(sql: Sql | TxSql, items: { resour
   return list.find((x) => !present.has(`${x.type}/${x.id}`))
 }
 
-export function missingReferenceError(m: { type: string; id: string; path: string }): AppError {
+function missingReferenceError(m: { type: string; id: string; path: string }): AppError {
   return new AppError('invalid', `HAPI-1094: Resource ${m.type}/${m.id} not found, specified in path: ${m.path}`)
 }
 

@@ -2,7 +2,7 @@
 // FHIRPath, applied in order to a copy of the resource. https://hl7.org/fhir/R4/fhirpatch.html
 import { invalid } from '../../errors'
 import type { ElementDef } from '../definitions/elements'
-import { hasProperty, pruneEmpty, readList, readSingle, writeList, writeSingle, type Slot } from './element-slot'
+import { hasProperty, pruneEmpty, readList, writeList, writeSingle, type Slot } from './element-slot'
 import { childContainer, selectTargets, type Target } from './fhirpath-target'
 import { elementKey, readPatchValue } from './patch-value'
 import { cloneJson } from '../format/json'
