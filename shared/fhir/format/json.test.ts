@@ -21,3 +21,17 @@ describe('parseFhirJson', () => {
     expect(JSON.stringify(c.q)).toBe('{"value":1.50}')
   })
 })
+
+describe('parseFhirJson fast path', () => {
+  test('numbers inside strings, escaped quotes included, do not count as numbers', () => {
+    const v = parseFhirJson('{"a":"seed: -48434823414011925 and 1.50","b":"q\\\\","c":"x\\"1.50","d":1.5}')
+    expect(v.a).toBe('seed: -48434823414011925 and 1.50')
+    expect(v.c).toBe('x"1.50')
+    expect(typeof v.d).toBe('number')
+  })
+
+  test('a number JavaScript would rewrite anywhere in the document keeps its text', () => {
+    expect(JSON.stringify(parseFhirJson('{"a":"1.50","list":[1,2,{"x":3.140}]}'))).toBe('{"a":"1.50","list":[1,2,{"x":3.140}]}')
+    expect(JSON.stringify(parseFhirJson('[12345678901234567890]'))).toBe('[12345678901234567890]')
+  })
+})

@@ -13,9 +13,44 @@ declare global {
 
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
 
-/** JSON.parse that keeps the written form of numbers JavaScript would reformat. */
+/**
+ * JSON.parse that keeps the written form of numbers JavaScript would reformat. The reviver costs a call
+ * per value, so it runs only when a scan of the text finds such a number (most documents have none).
+ */
 export function parseFhirJson(text: string): any {
-  return JSON.parse(text, keepDecimal)
+  return needsReviver(text) ? JSON.parse(text, keepDecimal) : JSON.parse(text)
+}
+
+// Scans the JSON text for a number token JavaScript would write differently (`1.50`, `1e2`, digits beyond
+// double precision), skipping strings by jumping from quote to quote.
+function needsReviver(text: string): boolean {
+  const n = text.length
+  let i = 0
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (c === 34 /* " */) {
+      let j = text.indexOf('"', i + 1)
+      while (j > 0) {
+        let backslashes = 0
+        for (let k = j - 1; text.charCodeAt(k) === 92 /* \ */; k--) backslashes++
+        if (backslashes % 2 === 0) break
+        j = text.indexOf('"', j + 1)
+      }
+      if (j < 0) return true // malformed: let JSON.parse report it
+      i = j + 1
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      let j = i + 1
+      while (j < n) {
+        const d = text.charCodeAt(j)
+        if ((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45) j++
+        else break
+      }
+      const token = text.slice(i, j)
+      if (String(Number(token)) !== token) return true
+      i = j
+    } else i++
+  }
+  return false
 }
 
 function keepDecimal(this: unknown, _key: string, value: unknown, ctx?: { source?: string }): unknown {
