@@ -9,6 +9,9 @@ import { type EntryResult, statusText } from './results'
 import { writeTransaction } from './transaction'
 import { parseFhirJson } from '../format/json'
 
+/** Batch entries in flight at once (each holds a database connection while it runs). */
+const BATCH_CONCURRENCY = 4
+
 export interface BundleOptions {
   prefer?: string
   maxEntries: number
@@ -29,11 +32,21 @@ export async function processBundle(ctx: FhirContext, body: unknown, opts: Bundl
     opts.onProgress?.(results.size, total)
     for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD')) results.set(e.index, await runEntry(ctx, e, opts.prefer, true))
   } else {
+    // Batch entries are independent: each verb class (HAPI's order DELETE, POST, PUT, PATCH, GET) runs a
+    // few entries at a time, each in its own transaction; identical conditional creates still serialise
+    // on their advisory lock.
     const order: Record<string, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 3, GET: 4, HEAD: 4 }
-    const sorted = [...entries].sort((a, b) => order[a.method] - order[b.method] || a.index - b.index)
-    for (const e of sorted) {
-      results.set(e.index, await runEntry(ctx, e, opts.prefer, representation))
-      opts.onProgress?.(results.size, total)
+    for (let cls = 0; cls <= 4; cls++) {
+      const group = entries.filter((e) => order[e.method] === cls)
+      let next = 0
+      const lane = async () => {
+        while (next < group.length) {
+          const e = group[next++]
+          results.set(e.index, await runEntry(ctx, e, opts.prefer, representation))
+          opts.onProgress?.(results.size, total)
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, group.length) }, lane))
     }
   }
   opts.onProgress?.(total, total)
