@@ -3,11 +3,10 @@
 // a keyset cursor that any node can serve. https://hl7.org/fhir/R4/http.html#search
 import { AppError } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
-import type { StoredVersion } from '../repo/types'
 import { encodePageToken, type PageToken } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { compartmentCriterion } from '../search/compartment'
-import { type Cursor, runSearch } from '../search/execute'
+import { type Cursor, runSearch, type SearchMatch } from '../search/execute'
 import { parseSearch } from '../search/parse'
 import { applySubset } from '../subset'
 import { selfUrl } from './history'
@@ -61,7 +60,7 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
   if (q.summaryCount) return { status: 200, resource: bundle }
   if (q.subset) {
     const subset = q.subset
-    const entry = (v: StoredVersion, mode: 'match' | 'include') => ({
+    const entry = (v: SearchMatch, mode: 'match' | 'include') => ({
       fullUrl: `${ctx.baseUrl}/${v.type}/${v.id}`,
       resource: applySubset(parseFhirJson(v.content as string), subset),
       search: { mode },
@@ -70,7 +69,7 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
     return { status: 200, resource: bundle }
   }
   // The stored JSON of each resource is spliced in as it is: no parse and re-serialise per entry.
-  const entry = (v: StoredVersion, mode: string) =>
+  const entry = (v: SearchMatch, mode: string) =>
     `{"fullUrl":${JSON.stringify(`${ctx.baseUrl}/${v.type}/${v.id}`)},"resource":${v.content},"search":{"mode":"${mode}"}}`
   const entries = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include'))]
   const head = JSON.stringify(bundle)

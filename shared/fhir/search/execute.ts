@@ -20,9 +20,12 @@ export interface Cursor {
   asOf?: string
 }
 
+/** A resource found by a search: what a searchset entry needs (no version columns to decode). */
+export type SearchMatch = Pick<StoredVersion, 'rid' | 'type' | 'id' | 'content'>
+
 export interface SearchPage {
-  matches: StoredVersion[]
-  included: StoredVersion[]
+  matches: SearchMatch[]
+  included: SearchMatch[]
   /** Cursors of the first and last rows, for previous/next links; undefined when there is no such page. */
   next?: Cursor
   previous?: Cursor
@@ -40,7 +43,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   const order = join(sql, [...keys.map((k) => orderTerm(sql, k, reverse)), reverse ? sql`${sql(ROW)}.rid desc` : sql`${sql(ROW)}.rid asc`], sql`, `)
   const keyCols = keys.length > 0 ? sql`, ${join(sql, keys.map((k, n) => sql`${k.expr} as ${sql(`k${n}`)}`), sql`, `)}` : sql``
   const rows = await sql<any[]>`
-    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.version, ${sql(ROW)}.last_updated, ${sql(ROW)}.content
+    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.content
       ${keyCols}
     from resource ${sql(ROW)}
     where ${where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
@@ -49,7 +52,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   const more = rows.length > q.count
   const page = rows.slice(0, q.count)
   if (reverse) page.reverse()
-  const matches = page.map(toStored)
+  const matches = page.map(toMatch)
   const cursorOf = (row: any, dir: Cursor['dir']): Cursor => ({ keys: keys.map((_, n) => keyText(row[`k${n}`])), rid: row.rid, dir, asOf })
   const result: SearchPage = { matches, included: [] }
   if (page.length > 0) {
@@ -150,6 +153,10 @@ function cursorCondition(sql: Sql, keys: SortKey[], c: Cursor): Fragment {
 function keyText(v: unknown): string | null {
   if (v === null || v === undefined) return null
   return v instanceof Date ? v.toISOString() : String(v)
+}
+
+export function toMatch(r: any): SearchMatch {
+  return { rid: r.rid, type: r.res_type, id: r.id, content: r.content }
 }
 
 function toStored(r: any): StoredVersion {

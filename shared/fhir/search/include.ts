@@ -3,18 +3,18 @@
 // on what was added until nothing new comes (HAPI's order: revincludes, then includes), capped per page.
 // https://hl7.org/fhir/R4/search.html#include
 import type { Sql } from '../../db/client'
-import type { StoredVersion } from '../repo/types'
+import { type SearchMatch, toMatch } from './execute'
 import type { IncludeSpec, SearchQuery } from './query'
 
 /** HAPI's maxIncludesPerPage default. */
 const MAX_INCLUDES = 1000
 const MAX_ROUNDS = 10
 
-export async function loadIncludes(sql: Sql, q: SearchQuery, matches: StoredVersion[]): Promise<StoredVersion[]> {
+export async function loadIncludes(sql: Sql, q: SearchQuery, matches: SearchMatch[]): Promise<SearchMatch[]> {
   if (matches.length === 0 || (q.include.length === 0 && q.revinclude.length === 0)) return []
   const seen = new Set(matches.map((m) => m.rid))
-  const out: StoredVersion[] = []
-  const add = (rows: StoredVersion[]) => {
+  const out: SearchMatch[] = []
+  const add = (rows: SearchMatch[]) => {
     const fresh = rows.filter((r) => !seen.has(r.rid))
     for (const r of fresh) seen.add(r.rid)
     out.push(...fresh.slice(0, MAX_INCLUDES - out.length))
@@ -34,13 +34,13 @@ export async function loadIncludes(sql: Sql, q: SearchQuery, matches: StoredVers
   return out
 }
 
-async function included(sql: Sql, specs: IncludeSpec[], from: StoredVersion[]): Promise<StoredVersion[]> {
-  const out: StoredVersion[] = []
+async function included(sql: Sql, specs: IncludeSpec[], from: SearchMatch[]): Promise<SearchMatch[]> {
+  const out: SearchMatch[] = []
   for (const spec of specs) {
     const sources = from.filter((f) => spec.sourceType === '*' || f.type === spec.sourceType).map((f) => f.rid)
     if (sources.length === 0) continue
     const rows = await sql<any[]>`
-      select r.rid::text, r.res_type, r.id, r.version, r.last_updated, r.content
+      select r.rid::text, r.res_type, r.id, r.content
       from resource r
       join (select distinct i.target_type, i.target_id from idx_reference i
             where i.rid = any(${sources}::bigint[]) and i.target_id is not null
@@ -49,18 +49,18 @@ async function included(sql: Sql, specs: IncludeSpec[], from: StoredVersion[]): 
         on r.res_type = t.target_type and r.id = t.target_id
       where not r.deleted
       limit ${MAX_INCLUDES}`
-    out.push(...rows.map(toStored))
+    out.push(...rows.map(toMatch))
   }
   return out
 }
 
-async function revincluded(sql: Sql, specs: IncludeSpec[], from: StoredVersion[]): Promise<StoredVersion[]> {
-  const out: StoredVersion[] = []
+async function revincluded(sql: Sql, specs: IncludeSpec[], from: SearchMatch[]): Promise<SearchMatch[]> {
+  const out: SearchMatch[] = []
   for (const spec of specs) {
     const targets = spec.targetType ? from.filter((f) => f.type === spec.targetType) : from
     if (targets.length === 0) continue
     const rows = await sql<any[]>`
-      select distinct r.rid::text, r.res_type, r.id, r.version, r.last_updated, r.content
+      select distinct r.rid::text, r.res_type, r.id, r.content
       from idx_reference i
       join unnest(${targets.map((t) => t.type)}::text[], ${targets.map((t) => t.id)}::text[]) as t(type, id)
         on i.target_type = t.type and i.target_id = t.id
@@ -69,11 +69,7 @@ async function revincluded(sql: Sql, specs: IncludeSpec[], from: StoredVersion[]
         ${spec.sourceType === '*' ? sql`` : sql`and r.res_type = ${spec.sourceType}`}
         ${spec.code === '*' ? sql`` : sql`and i.code = ${spec.code}`}
       limit ${MAX_INCLUDES}`
-    out.push(...rows.map(toStored))
+    out.push(...rows.map(toMatch))
   }
   return out
-}
-
-function toStored(r: any): StoredVersion {
-  return { rid: r.rid, type: r.res_type, id: r.id, version: r.version, lastUpdated: r.last_updated, deleted: false, content: r.content }
 }
