@@ -5,7 +5,7 @@ import { BENCH_KEY, startBenchServer, wrk } from './server'
 import { syntheaResources } from './synthea'
 
 const seconds = Number(process.argv[2] ?? 15)
-const server = await startBenchServer()
+const server = await startBenchServer(18080, process.env.BENCH_ENV ? Object.fromEntries(process.env.BENCH_ENV.split(",").map((kv) => kv.split("=") as [string, string])) : {})
 try {
   const obs = syntheaResources('synthea-smart', 3).filter((r) => r.resourceType === 'Observation').slice(0, 200)
   // The Observations reference a Patient and an Encounter that exist (references are checked on write).

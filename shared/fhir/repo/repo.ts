@@ -15,6 +15,11 @@ export type WriteHook = (w: WriteTx, written: NewVersion[], superseded: string[]
 /** Wrapped in an object because a postgres.js fragment is thenable: awaited bare, it would run alone. */
 export interface HookCtes {
   ctes: Fragment
+  /** A (non-modifying) CTE with one column `ok` that the statement must read so that it runs, e.g. a
+   *  check that raises. */
+  check?: string
+  /** Turns an error the CTEs raised into the hook's own error. */
+  mapError?: (err: unknown) => Error | undefined
 }
 
 interface Row {
@@ -145,10 +150,24 @@ export class WriteTx {
                       ${fresh.map((v) => (v.deleted ? 1 : 0))}::int[], ${fresh.map((v) => v.content ?? '')}::text[])
                as v(rid, res_type, id, version, last_updated, deleted, content))`)
     }
+    const outs: HookCtes[] = []
     for (const hook of this.hooks) {
       const out = await hook(this, versions, superseded)
-      if (out) parts.push(out.ctes)
+      if (out) {
+        parts.push(out.ctes)
+        outs.push(out)
+      }
     }
-    await sql`with ${join(sql as unknown as Sql, parts, sql`, `)} select 1`
+    const reads = outs.filter((o) => o.check).map((o) => sql`(select ok from ${sql(o.check as string)})`)
+    const checks = reads.length > 0 ? sql`, ${join(sql as unknown as Sql, reads, sql`, `)}` : sql``
+    try {
+      await sql`with ${join(sql as unknown as Sql, parts, sql`, `)} select 1 ${checks}`
+    } catch (err) {
+      for (const o of outs) {
+        const mapped = o.mapError?.(err)
+        if (mapped) throw mapped
+      }
+      throw err
+    }
   }
 }
