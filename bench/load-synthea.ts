@@ -25,7 +25,8 @@ export async function loadSynthea(sql: Sql, config: Config, copies: number, onPr
       const rids = await repo.ids.allocate(entries.length)
       const now = new Date()
       const versions: NewVersion[] = entries.map((e, i) => {
-        const id = `${String(e.fullUrl).replace('urn:uuid:', '')}-c${c}b${b}`
+        // the fullUrl was rewritten with the references: Type/uuid-cNbM is the id to use
+        const id = String(e.fullUrl).slice(String(e.fullUrl).indexOf('/') + 1)
         const resource = withServerMeta(e.resource, id, 1, now)
         return { rid: rids[i], type: resource.resourceType, id, version: 1, lastUpdated: now, deleted: false, content: JSON.stringify(resource), resource }
       })
