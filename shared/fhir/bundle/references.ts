@@ -33,26 +33,30 @@ export function findReferences(resource: any): FoundReference[] {
 }
 
 /**
- * A copy of the resource with references rewritten: `reference` values through `rewrite`, and any other
- * string that is exactly a placeholder of `placeholders` (uri and canonical elements) replaced too.
+ * Rewrites the references of `resource` in place (it is the request's own parsed copy; a second copy
+ * would double a large Bundle's memory): `reference` values through `rewrite`, and any other string
+ * that is exactly a placeholder of `placeholders` (uri and canonical elements) replaced too.
  */
 export function rewriteReferences(resource: any, rewrite: (value: string, path: string) => string | undefined, placeholders: Map<string, string>): any {
-  return copy(resource, resource?.resourceType ?? '', rewrite, placeholders)
+  rewriteIn(resource, resource?.resourceType ?? '', rewrite, placeholders)
+  return resource
 }
 
-function copy(node: any, path: string, rewrite: (v: string, p: string) => string | undefined, placeholders: Map<string, string>): any {
-  if (Array.isArray(node)) return node.map((v) => copy(v, path, rewrite, placeholders))
-  if (node && typeof node === 'object' && !JSON.isRawJSON(node)) {
-    const out: any = {}
-    for (const [k, v] of Object.entries(node)) {
-      const p = k === 'resourceType' ? path : `${path}.${k}`
-      if (k === 'reference' && typeof v === 'string') out[k] = rewrite(v, path) ?? v
-      else if (typeof v === 'string') out[k] = placeholders.get(v) ?? v
-      else out[k] = copy(v, p, rewrite, placeholders)
+function rewriteIn(node: any, path: string, rewrite: (v: string, p: string) => string | undefined, placeholders: Map<string, string>): void {
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const v = node[i]
+      if (typeof v === 'string') node[i] = placeholders.get(v) ?? v
+      else rewriteIn(v, path, rewrite, placeholders)
     }
-    return out
+  } else if (node && typeof node === 'object' && !JSON.isRawJSON(node)) {
+    for (const k of Object.keys(node)) {
+      const v = node[k]
+      if (k === 'reference' && typeof v === 'string') node[k] = rewrite(v, path) ?? v
+      else if (typeof v === 'string') node[k] = placeholders.get(v) ?? v
+      else if (v && typeof v === 'object') rewriteIn(v, k === 'resourceType' ? path : `${path}.${k}`, rewrite, placeholders)
+    }
   }
-  return node
 }
 
 function walk(node: any, path: string, visit: (obj: any, key: string, path: string) => void): void {
