@@ -3,11 +3,11 @@
 // resources/s, bundles, elapsed and the peak RSS of both processes; then the same for synthea-conditional
 // (batch Bundles first) on another fresh database, and the memory one ~5 MB Bundle takes on its own.
 // Usage: bun run bench/ingest.ts [concurrency]
-import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BundleFile, importBundles, listBundles, type ImportReport, stderrProgress } from '../bin/import'
-import { dataPath } from '../tests/data'
+import { dataPath, largestSyntheaBundles } from '../tests/data'
 import { BENCH_KEY, startBenchServer } from './server'
 
 const concurrency = Number(process.argv[2] ?? 2)
@@ -81,7 +81,7 @@ for (const [folder, port] of [
 // One ~5 MB transaction alone (the two largest synthea-smart Bundles as one, placeholders kept unique):
 // how much memory above idle each process takes for it.
 const big = join(tmpdir(), `bench-ingest-${process.pid}.json`)
-writeFileSync(big, JSON.stringify(joinBundles(2), null, 4)) // indented as the Synthea files are
+writeFileSync(big, JSON.stringify(largestSyntheaBundles(2), null, 4)) // indented as the Synthea files are
 try {
   const { report, idle, peak, largestMb } = await ingest([big], 18083, 1)
   const growth = (p: number, i: number) => `${p - i} MB (${((p - i) / largestMb).toFixed(1)}x its size)`
@@ -92,21 +92,3 @@ try {
   unlinkSync(big)
 }
 
-function joinBundles(n: number): any {
-  const dir = dataPath('synthea-smart')
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).size - statSync(a).size)
-    .slice(0, n)
-  const entry = files.flatMap((f) => {
-    const renamed = new Map<string, string>()
-    const text = readFileSync(f, 'utf8').replace(/urn:uuid:[0-9a-fA-F-]{36}/g, (u) => {
-      let r = renamed.get(u)
-      if (!r) renamed.set(u, (r = `urn:uuid:${crypto.randomUUID()}`))
-      return r
-    })
-    return JSON.parse(text).entry
-  })
-  return { resourceType: 'Bundle', type: 'transaction', entry }
-}

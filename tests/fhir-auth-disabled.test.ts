@@ -1,6 +1,6 @@
 // The development switch AUTH_DISABLED=true: /fhir accepts requests without a key.
 import { expect, test } from 'bun:test'
-import { type TestServer, readJson, useTestServer } from './harness'
+import { readJson, useTestServer } from './harness'
 
 const s = useTestServer({ AUTH_DISABLED: 'true' })
 

@@ -1,7 +1,7 @@
 // The request body limit (MAX_BODY_BYTES): an over-limit body gets 413 with an OperationOutcome and
 // nothing is written.
 import { expect, test } from 'bun:test'
-import { type TestServer, readJson, useTestServer } from './harness'
+import { readJson, useTestServer } from './harness'
 
 const s = useTestServer({ MAX_BODY_BYTES: '1000' })
 

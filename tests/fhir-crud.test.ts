@@ -1,7 +1,7 @@
 // create, read, vread, update and delete over HTTP, as HAPI FHIR JPA 7.0 answers them.
 // https://hl7.org/fhir/R4/http.html  (reference behaviour: shared/notes/hapi-behaviour.md §1.1, §1.2)
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { type TestServer, createResource, readJson, useTestServer } from './harness'
+import { createResource, readJson, useTestServer } from './harness'
 
 const s = useTestServer()
 

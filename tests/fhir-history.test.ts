@@ -1,7 +1,7 @@
 // History at instance, type and system level, with _since, _at, _count and paging links.
 // https://hl7.org/fhir/R4/http.html#history  (reference behaviour: shared/notes/hapi-behaviour.md §1.5)
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { ADMIN_KEY, type TestServer, createResource, readJson, useTestServer } from './harness'
+import { ADMIN_KEY, createResource, readJson, useTestServer } from './harness'
 
 const s = useTestServer()
 

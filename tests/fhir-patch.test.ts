@@ -1,7 +1,7 @@
 // PATCH /{type}/{id} with FHIR Patch (a Parameters resource) and JSON Patch.
 // https://hl7.org/fhir/R4/http.html#patch  https://hl7.org/fhir/R4/fhirpatch.html
 import { describe, expect, test } from 'bun:test'
-import { type TestServer, createResource, readJson, useTestServer } from './harness'
+import { createResource, readJson, useTestServer } from './harness'
 
 const s = useTestServer()
 

@@ -6,7 +6,7 @@ import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { dataPath } from './data'
-import { readJson, startTestServer, type TestServer, useTestServer } from './harness'
+import { readJson, type TestServer, useTestServer } from './harness'
 
 const SYS = 'http://example.org/tx-test'
 let seq = 0

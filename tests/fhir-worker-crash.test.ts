@@ -3,11 +3,10 @@
 // stalled job up again (BullMQ's stalled check, 30 s by default, so up to about a minute) and the
 // resources end up written exactly once. https://docs.bullmq.io/guide/jobs/stalled
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { createSql, type Sql } from '../shared/db/client'
-import { dataPath } from './data'
+import { largestSyntheaBundles } from './data'
 import { ADMIN_KEY } from './harness'
 
 const ROOT = resolve(import.meta.dir, '..')
@@ -75,25 +74,6 @@ const fhirFetch = (path: string, init: RequestInit = {}) => {
   return fetch(`${base}/fhir${path}`, { ...init, headers })
 }
 
-/** The `n` largest synthea-smart transactions as one Bundle; each copy's placeholders renamed so fullUrls stay unique. */
-function bigBundle(n: number): any {
-  const dir = dataPath('synthea-smart')
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).size - statSync(a).size)
-    .slice(0, n)
-  const entry = files.flatMap((f) => {
-    const renamed = new Map<string, string>()
-    const text = readFileSync(f, 'utf8').replace(/urn:uuid:[0-9a-fA-F-]{36}/g, (u) => {
-      let r = renamed.get(u)
-      if (!r) renamed.set(u, (r = `urn:uuid:${crypto.randomUUID()}`))
-      return r
-    })
-    return JSON.parse(text).entry
-  })
-  return { resourceType: 'Bundle', type: 'transaction', entry }
-}
 
 async function resourceCount(): Promise<number> {
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from resource`
@@ -109,7 +89,7 @@ async function writingBackends(): Promise<number> {
 }
 
 test('a worker killed mid-transaction leaves none or all of the Bundle; a new worker completes it exactly once', async () => {
-  const bundle = bigBundle(3)
+  const bundle = largestSyntheaBundles(3)
   const total = bundle.entry.length
   expect(total).toBeGreaterThan(1500)
   const first = spawn('workers/main.ts')

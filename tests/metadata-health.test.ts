@@ -1,7 +1,7 @@
 // GET /fhir/metadata (the CapabilityStatement) and the health endpoints /healthz and /readyz.
 // https://hl7.org/fhir/R4/http.html#capabilities
 import { describe, expect, test } from 'bun:test'
-import { type TestServer, readJson, useTestServer } from './harness'
+import { readJson, useTestServer } from './harness'
 
 const s = useTestServer()
 

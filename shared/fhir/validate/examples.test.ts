@@ -3,7 +3,7 @@
 import { DATA_DIR } from '../../../tests/data'
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { validateResource } from './validate'
 
 const DATA = DATA_DIR

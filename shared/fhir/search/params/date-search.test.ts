@@ -1,17 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { AppError } from '../../../errors'
+import { thrown as thrownBy } from '../../../../tests/data'
+import type { AppError } from '../../../errors'
 import { dateSearchBounds, parseDateSearch } from './date'
 
 const bounds = (raw: string, now?: number) => dateSearchBounds(parseDateSearch(raw, 'date'), now)
 
-function thrown(f: () => unknown): AppError {
-  try {
-    f()
-  } catch (e) {
-    return e as AppError
-  }
-  throw new Error('expected an error')
-}
+const thrown = (f: () => unknown) => thrownBy<AppError>(f)
 
 describe('date search values', () => {
   test('the range of each precision, half-open', () => {

@@ -1,17 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { AppError } from '../../../errors'
+import { thrown as thrownBy } from '../../../../tests/data'
+import type { AppError } from '../../../errors'
 import { decimalText, numberSearchRange, parseDecimal, parseNumberSearch, splitPrefix } from './number'
 
 const range = (raw: string) => numberSearchRange(parseNumberSearch(raw, 'n'))
 
-function thrown(f: () => unknown): AppError {
-  try {
-    f()
-  } catch (e) {
-    return e as AppError
-  }
-  throw new Error('expected an error')
-}
+const thrown = (f: () => unknown) => thrownBy<AppError>(f)
 
 describe('prefixes', () => {
   test('two leading letters are the prefix; none means eq; unknown ones are reported', () => {
