@@ -4,8 +4,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_KEY, type BenchServer, startBenchServer, wrk } from './server'
-import { syntheaResources } from './synthea'
+import { type BenchServer, startBenchServer, wrk } from './server'
+import { pathsScript, seedPatients } from './workload'
 
 const seconds = Number(process.argv[2] ?? 10)
 const nginxBin = Bun.which('nginx', { PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` })
@@ -36,19 +36,8 @@ try {
   const lb = `http://127.0.0.1:${portLb}`
   for (let i = 0; i < 100 && !(await fetch(`${lb}/healthz`).then((r) => r.ok, () => false)); i++) await Bun.sleep(50)
 
-  const ids: string[] = []
-  for (const p of syntheaResources().filter((r) => r.resourceType === 'Patient')) {
-    const { id: _drop, ...body } = p
-    const res = await fetch(`${a.base}/fhir/Patient`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json' },
-      body: JSON.stringify(body),
-    })
-    if (res.status !== 201) throw new Error(`seed failed: ${res.status} ${await res.text()}`)
-    ids.push(((await res.json()) as { id: string }).id)
-  }
-  const script = join(dir, 'read.lua')
-  writeFileSync(script, `ids = {${ids.map((i) => `"${i}"`).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", "/fhir/Patient/" .. ids[(n % #ids) + 1])\nend\n`)
+  const ids = await seedPatients(a.base)
+  const script = pathsScript(join(dir, 'read.lua'), ids.map((id) => `/fhir/Patient/${id}`))
 
   const run = async (base: string) => {
     await wrk(`${base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script }) // warm-up

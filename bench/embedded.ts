@@ -2,11 +2,11 @@
 // fresh DATA_DIR). Start to first answered request (first start, then a restart on the same folder) and
 // the read rate of GET /fhir/Patient/{id} at 32 connections (wrk).
 // Usage: bun run bench/embedded.ts [seconds]
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BENCH_KEY, wrk } from './server'
-import { syntheaResources } from './synthea'
+import { pathsScript, seedPatients } from './workload'
 
 const seconds = Number(process.argv[2] ?? 10)
 const port = 18280
@@ -49,24 +49,13 @@ async function stop(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
 try {
   const first = await start()
   console.log(`embedded first start (fresh DATA_DIR) to first answered request: ${first.ms} ms (${first.phases})`)
-  const ids: string[] = []
-  for (const p of syntheaResources().filter((r) => r.resourceType === 'Patient')) {
-    const { id: _drop, ...body } = p
-    const res = await fetch(`${base}/fhir/Patient`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json' },
-      body: JSON.stringify(body),
-    })
-    if (res.status !== 201) throw new Error(`seed failed: ${res.status} ${await res.text()}`)
-    ids.push(((await res.json()) as { id: string }).id)
-  }
+  const ids = await seedPatients(base)
   await stop(first.proc)
 
   const again = await start()
   console.log(`embedded restart (existing DATA_DIR) to first answered request: ${again.ms} ms`)
   try {
-    const script = join(dir, 'read.lua')
-    writeFileSync(script, `ids = {${ids.map((i) => `"${i}"`).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", "/fhir/Patient/" .. ids[(n % #ids) + 1])\nend\n`)
+    const script = pathsScript(join(dir, 'read.lua'), ids.map((id) => `/fhir/Patient/${id}`))
     await wrk(`${base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script }) // warm-up
     const r = await wrk(`${base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds, script })
     console.log(`embedded read Patient/{id}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, errors ${r.errors} (${ids.length} Synthea patients, PGlite, one connection)`)

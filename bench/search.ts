@@ -1,10 +1,10 @@
 // Search benchmark on the Synthea data loaded `copies` times (default 10, ~135,000 resources).
 // Usage: bun run bench/search.ts [copies] [seconds]
-import { writeFileSync } from 'node:fs'
 import { loadConfig } from '../shared/config'
 import { createSql } from '../shared/db/client'
 import { BENCH_KEY, startBenchServer, wrk } from './server'
 import { loadSynthea } from './load-synthea'
+import { pathsScript } from './workload'
 
 const copies = Number(process.argv[2] ?? 10)
 const seconds = Number(process.argv[3] ?? 10)
@@ -22,13 +22,8 @@ try {
   const withCode = await sql<{ id: string }[]>`
     select distinct ref.target_id as id from idx_reference ref join idx_token t on t.rid = ref.rid
     where ref.code = 'subject' and ref.res_type = 'Observation' and t.code = 'code' and t.value = '8302-2' limit 200`
-  const lua = (name: string, paths: string[]) => {
-    const file = `/tmp/bench-search-${name}.lua`
-    writeFileSync(file, `paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", paths[(n % #paths) + 1])\nend\n`)
-    return file
-  }
   const run = async (label: string, paths: string[], connections: number) => {
-    const script = lua(label.replace(/\W+/g, '-'), paths)
+    const script = pathsScript(`/tmp/bench-search-${label.replace(/\W+/g, '-')}.lua`, paths)
     const check = await fetch(`${server.base}${paths[0]}`, { headers: { authorization: `Bearer ${BENCH_KEY}` } })
     const body = (await check.json()) as any
     if (check.status !== 200) throw new Error(`${label}: ${check.status} ${JSON.stringify(body).slice(0, 300)}`)

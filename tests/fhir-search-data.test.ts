@@ -2,8 +2,9 @@
 // is computed here from the same files, never hard-coded. https://hl7.org/fhir/R4/search.html
 // (reference behaviour: shared/notes/hapi-behaviour.md §2)
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { readJson, useTestServer } from './harness'
+import { useTestServer } from './harness'
 import { type Loaded, loadR4Examples, loadSynthea, merge, ofType } from './load-data'
+import { getOk, hasCoding, keys, linkPath, norm } from './search-expect'
 
 // Resources are loaded one by one in any order, as a bulk load: HAPI's advice is to turn referential
 // integrity off for that (docs/server_jpa/performance.md).
@@ -20,7 +21,6 @@ beforeAll(async () => {
 // --- expected answers, from the files ---------------------------------------------------------------
 
 /** HAPI's string normalisation: accents stripped, upper-cased. */
-const norm = (v: string) => v.normalize('NFD').replace(/\p{Mn}/gu, '').toUpperCase()
 
 /** The HumanName parts the `name` parameter indexes. */
 const nameParts = (p: any): string[] =>
@@ -29,12 +29,9 @@ const nameParts = (p: any): string[] =>
 /** Patients whose `name` matches `value` (starts-with, case- and accent-insensitive). */
 const nameMatches = (value: string) => (p: any) => nameParts(p).some((part) => norm(part).startsWith(norm(value)))
 
-const hasCoding = (cc: any, system: string | undefined, code: string) =>
-  (cc?.coding ?? []).some((c: any) => c.code === code && (system === undefined || c.system === system))
 
 const refersTo = (ref: any, target: string) => ref?.reference === target
 
-const keys = (resources: any[]) => resources.map((r) => `${r.resourceType}/${r.id}`).sort()
 
 function mostFrequent<T>(values: T[]): T {
   const counts = new Map<T, number>()
@@ -48,19 +45,8 @@ const observations = () => ofType(data, 'Observation')
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
-async function get(path: string): Promise<any> {
-  const res = await s.fhirFetch(path)
-  if (res.status !== 200) throw new Error(`GET /fhir${path}: ${res.status} ${await res.text()}`)
-  return readJson(res)
-}
+const get = (path: string, headers?: Record<string, string>) => getOk(s, path, headers)
 
-/** A link of the bundle as a path under /fhir. */
-function linkPath(bundle: any, relation: string): string | undefined {
-  const url = bundle.link?.find((l: any) => l.relation === relation)?.url
-  if (!url) return undefined
-  const u = new URL(url)
-  return u.pathname.replace(/^\/fhir/, '') + u.search
-}
 
 /** Follows `next` to the end; the pages' bundles. */
 async function pages(path: string): Promise<any[]> {

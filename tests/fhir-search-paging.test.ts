@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { dataPath } from './data'
 import { readJson, useTestServer } from './harness'
 import { type Loaded, loadR4Examples, loadSynthea, merge, ofType } from './load-data'
+import { getOk, linkPath, norm } from './search-expect'
 
 // Resources are loaded one by one in any order, as a bulk load: HAPI's advice is to turn referential
 // integrity off for that (docs/server_jpa/performance.md).
@@ -23,7 +24,6 @@ const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-Observatio
 
 // --- expected answers, from the files ---------------------------------------------------------------
 
-const norm = (v: string) => v.normalize('NFD').replace(/\p{Mn}/gu, '').toUpperCase()
 /** Code-point order, as the server's database (collation C) sorts text. */
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const withCode = (code: string) => ofType(data, 'Observation').filter((o) => (o.code?.coding ?? []).some((c: any) => c.system === LOINC && c.code === code))
@@ -32,19 +32,8 @@ const families = (p: any): string[] => (p.name ?? []).map((n: any) => n.family).
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
-async function get(path: string, headers: Record<string, string> = {}): Promise<any> {
-  const res = await s.fhirFetch(path, { headers })
-  if (res.status !== 200) throw new Error(`GET /fhir${path}: ${res.status} ${await res.text()}`)
-  return readJson(res)
-}
+const get = (path: string, headers?: Record<string, string>) => getOk(s, path, headers)
 
-/** A link of the bundle as a path under /fhir. */
-function linkPath(bundle: any, relation: string): string | undefined {
-  const url = bundle.link?.find((l: any) => l.relation === relation)?.url
-  if (!url) return undefined
-  const u = new URL(url)
-  return u.pathname.replace(/^\/fhir/, '') + u.search
-}
 
 const matchIds = (bundle: any): string[] => (bundle.entry ?? []).filter((e: any) => e.search?.mode === 'match').map((e: any) => e.resource.id)
 

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { readJson, useTestServer } from './harness'
 import { type Loaded, loadR4Examples, loadSynthea, merge, ofType } from './load-data'
+import { getOk, hasCoding, keys, norm } from './search-expect'
 
 // Resources are loaded one by one in any order, as a bulk load: HAPI's advice is to turn referential
 // integrity off for that (docs/server_jpa/performance.md).
@@ -19,13 +20,9 @@ const LOINC = 'http://loinc.org'
 
 // --- expected answers, from the files ---------------------------------------------------------------
 
-const norm = (v: string) => v.normalize('NFD').replace(/\p{Mn}/gu, '').toUpperCase()
-const keys = (resources: any[]) => resources.map((r) => `${r.resourceType}/${r.id}`).sort()
 /** The loaded resources of a type in id order (load order varies from run to run). */
 const all = (type: string) => ofType(data, type).sort((a, b) => (a.id < b.id ? -1 : 1))
 const families = (p: any): string[] => (p.name ?? []).map((n: any) => n.family).filter((f: unknown) => typeof f === 'string' && f.trim() !== '')
-const hasCoding = (cc: any, system: string | undefined, code: string) =>
-  (cc?.coding ?? []).some((c: any) => c.code === code && (system === undefined || c.system === system))
 const isRef = (ref: any, type: string, id: string) => typeof ref?.reference === 'string' && new RegExp(`^${type}/${id}(/_history/.+)?$`).test(ref.reference)
 
 /** [lo, hi] in ms of a FHIR date, dateTime or instant from its precision (no zone: UTC, as the server reads it). */
@@ -91,11 +88,7 @@ function numberEq(value: number, search: string): boolean {
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
-async function get(path: string): Promise<any> {
-  const res = await s.fhirFetch(path)
-  if (res.status !== 200) throw new Error(`GET /fhir${path}: ${res.status} ${await res.text()}`)
-  return readJson(res)
-}
+const get = (path: string, headers?: Record<string, string>) => getOk(s, path, headers)
 
 /** `Type/id` of the matches (one page of up to 200; every test here expects fewer). */
 async function matchKeys(path: string): Promise<string[]> {

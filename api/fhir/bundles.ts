@@ -10,7 +10,7 @@ import { TransactionBundleJob } from '../../shared/jobs/transaction-bundle'
 
 export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Jobs): Promise<FhirResponse> {
   readBundle(req.body, ctx.config.maxBundleEntries) // 400/413 before anything is queued
-  const data = { body: JSON.stringify(req.body), prefer: req.headers.prefer, baseUrl: ctx.baseUrl }
+  const data = { body: req.jsonText ?? JSON.stringify(req.body), prefer: req.headers.prefer, baseUrl: ctx.baseUrl }
   if (/respond-async/i.test(req.headers.prefer ?? '')) {
     const id = await jobs.enqueue(TransactionBundleJob, data)
     return {

@@ -68,7 +68,10 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
       // POST [type]/_search: form parameters join the query string's. https://hl7.org/fhir/R4/http.html#search
       if (path[path.length - 1] === '_search' && /^application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
         for (const [k, v] of new URLSearchParams(text)) query.append(k, v)
-      } else req.body = parseBody(text, request.headers.get('content-type'))
+      } else {
+        req.body = parseBody(text, request.headers.get('content-type'))
+        if (req.body !== undefined && text.trimStart().startsWith('{')) req.jsonText = text
+      }
     }
     const res =
       path.length === 0 && req.method === 'POST'

@@ -39,8 +39,12 @@ export function pageLink(baseUrl: string, secret: string, token: PageToken, offs
 /** `_count` clamped to the configured maximum; default when absent. */
 export function pageSize(query: URLSearchParams, dflt: number, max: number): number {
   const raw = query.get('_count')
-  if (raw === null) return dflt
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < 0) throw new AppError('invalid', `Invalid _count value: "${raw}"`)
+  return raw === null ? dflt : parseCount(raw, max)
+}
+
+/** A `_count` value: a whole number of digits, clamped to `max`. */
+export function parseCount(value: string, max: number): number {
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new AppError('invalid', `Invalid _count value: "${value}"`)
   return Math.min(n, max)
 }

@@ -5,11 +5,13 @@ import { AppError } from '../errors'
 import { findReferences, localTarget } from './bundle/references'
 import type { HookCtes, WriteHook } from './repo/repo'
 
-interface MissingReference<T> {
+interface LocalReference {
   type: string
   id: string
+  /** Where the reference is, e.g. `Observation.subject`. */
   path: string
-  owner: T
+  /** The resource holding it, Type/id. */
+  owner: string
 }
 
 function missingReferenceError(m: { type: string; id: string; path: string }): AppError {
@@ -24,7 +26,7 @@ function missingReferenceError(m: { type: string; id: string; path: string }): A
 export function referentialIntegrityHook(): WriteHook {
   return async (w, written): Promise<HookCtes | undefined> => {
     const writtenKeys = new Set(written.map((v) => `${v.type}/${v.id}`))
-    const wanted = new Map<string, MissingReference<string>>()
+    const wanted = new Map<string, LocalReference>()
     for (const v of written) {
       if (!v.resource) continue
       for (const ref of findReferences(v.resource)) {

@@ -20,6 +20,8 @@ export interface FhirRequest {
   }
   /** Parsed body: a resource, or for JSON Patch an array of operations. */
   body?: unknown
+  /** The body as received when it was JSON (a queued Bundle is passed on as is, not re-serialised). */
+  jsonText?: string
 }
 
 export interface FhirResponse {

@@ -24,6 +24,9 @@ export interface BundleEntry {
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** HAPI's processing order of entries: DELETE, POST, PUT, PATCH, then GET/HEAD. */
+export const VERB_ORDER: Record<EntryMethod, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 3, GET: 4, HEAD: 4 }
 const PLACEHOLDER = /^urn:(uuid|oid):/
 
 export function readBundle(body: unknown, maxEntries: number): { type: 'transaction' | 'batch'; entries: BundleEntry[] } {

@@ -4,7 +4,7 @@
 import { toAppError, errorOutcome } from '../outcome'
 import type { FhirContext, FhirMethod, FhirRequest, FhirResponse } from '../request'
 import { route } from '../router'
-import { type BundleEntry, readBundle } from './entries'
+import { type BundleEntry, readBundle, VERB_ORDER } from './entries'
 import { type EntryResult, statusText } from './results'
 import { writeTransaction } from './transaction'
 import { parseFhirJson } from '../format/json'
@@ -35,9 +35,8 @@ export async function processBundle(ctx: FhirContext, body: unknown, opts: Bundl
     // Batch entries are independent: each verb class (HAPI's order DELETE, POST, PUT, PATCH, GET) runs a
     // few entries at a time, each in its own transaction; identical conditional creates still serialise
     // on their advisory lock.
-    const order: Record<string, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 3, GET: 4, HEAD: 4 }
     for (let cls = 0; cls <= 4; cls++) {
-      const group = entries.filter((e) => order[e.method] === cls)
+      const group = entries.filter((e) => VERB_ORDER[e.method] === cls)
       let next = 0
       const lane = async () => {
         while (next < group.length) {

@@ -3,7 +3,6 @@
 import { AppError } from '../../errors'
 import { type StorageCode, storageOutcome, toAppError } from '../outcome'
 import type { StoredVersion } from '../repo/types'
-import type { FhirContext } from '../request'
 import type { BundleEntry } from './entries'
 import { parseFhirJson } from '../format/json'
 
@@ -17,7 +16,7 @@ export interface EntryResult {
 }
 
 /** The response of a write entry; the resource only when `Prefer: return=representation` asked (HAPI). */
-export function writeResult(ctx: FhirContext, status: string, v: StoredVersion, withResource: boolean, code: StorageCode): EntryResult {
+export function writeResult(status: string, v: StoredVersion, withResource: boolean, code: StorageCode): EntryResult {
   const out: EntryResult = {
     status,
     location: `${v.type}/${v.id}/_history/${v.version}`,
@@ -26,7 +25,6 @@ export function writeResult(ctx: FhirContext, status: string, v: StoredVersion, 
     outcome: storageOutcome(code, `${code === 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH' ? 'Existing resource' : 'Resource'} "${v.type}/${v.id}/_history/${v.version}"`),
   }
   if (withResource && v.content) out.resource = parseFhirJson(v.content)
-  void ctx
   return out
 }
 

@@ -13,13 +13,12 @@ import type { FhirContext } from '../request'
 import { sameContent } from '../resource-meta'
 import { assertMatchesOwnUrl, type ConditionalMatch, resolveConditional } from '../search/conditional'
 import { assertValid } from '../validate/validate'
-import type { BundleEntry } from './entries'
+import { type BundleEntry, VERB_ORDER } from './entries'
 import { localMatches } from './local-match'
 import { findReferences, isConditionalReference, rewriteReferences } from './references'
 import { type EntryResult, entryError, writeResult } from './results'
 import { parseFhirJson } from '../format/json'
 
-const ORDER: Record<string, number> = { DELETE: 0, POST: 1, PUT: 2, PATCH: 3, GET: 4, HEAD: 4 }
 
 interface Planned {
   entry: BundleEntry
@@ -45,7 +44,7 @@ interface Planned {
  * without writing again (a retried job is never applied twice).
  */
 export async function writeTransaction(ctx: FhirContext, entries: BundleEntry[], preferRepresentation: boolean, jobId?: string): Promise<Map<number, EntryResult>> {
-  const writes = entries.filter((e) => e.method !== 'GET' && e.method !== 'HEAD').sort((a, b) => ORDER[a.method] - ORDER[b.method] || a.index - b.index)
+  const writes = entries.filter((e) => e.method !== 'GET' && e.method !== 'HEAD').sort((a, b) => VERB_ORDER[a.method] - VERB_ORDER[b.method] || a.index - b.index)
   for (const e of writes) if (e.resource && e.method !== 'PATCH') guard(e, () => assertValid(e.resource, { expectedType: e.type }))
   return ctx.repo.transaction(async (w) => {
     if (jobId) {
@@ -179,14 +178,14 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
       switch (p.action) {
         case 'noop': {
           const same = p.existing ?? (p.aliasOf ? latest.get(key) : undefined)
-          results.set(p.entry.index, same ? writeResult(ctx, '200 OK', same, preferRepresentation, 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH') : { status: '204 No Content' })
+          results.set(p.entry.index, same ? writeResult('200 OK', same, preferRepresentation, 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH') : { status: '204 No Content' })
           return
         }
         case 'create': {
           const v = newVersion(p.rid as string, p.type, p.id, 1, p.resource, now)
           versions.push(v)
           latest.set(key, v)
-          results.set(p.entry.index, writeResult(ctx, '201 Created', v, preferRepresentation, 'SUCCESSFUL_CREATE'))
+          results.set(p.entry.index, writeResult('201 Created', v, preferRepresentation, 'SUCCESSFUL_CREATE'))
           return
         }
         case 'delete': {
@@ -212,7 +211,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           const rid = cur?.rid ?? p.rid
           const v = newVersion(rid ?? '', p.type, p.id, (cur?.version ?? 0) + 1, resource, now, live?.meta)
           if (live && sameContent(v.resource, live)) {
-            results.set(p.entry.index, writeResult(ctx, '200 OK', cur as StoredVersion, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH_NO_CHANGE' : 'SUCCESSFUL_UPDATE_NO_CHANGE'))
+            results.set(p.entry.index, writeResult('200 OK', cur as StoredVersion, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH_NO_CHANGE' : 'SUCCESSFUL_UPDATE_NO_CHANGE'))
             return
           }
           if (cur) push(v, cur)
@@ -222,7 +221,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
             latest.set(key, v)
           }
           const status = live ? '200 OK' : '201 Created'
-          results.set(p.entry.index, writeResult(ctx, status, v, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH' : live ? 'SUCCESSFUL_UPDATE' : 'SUCCESSFUL_UPDATE_AS_CREATE'))
+          results.set(p.entry.index, writeResult(status, v, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH' : live ? 'SUCCESSFUL_UPDATE' : 'SUCCESSFUL_UPDATE_AS_CREATE'))
         }
       }
     })

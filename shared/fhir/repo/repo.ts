@@ -3,7 +3,7 @@
 import type { Sql, TxSql } from '../../db/client'
 import { type Fragment, join } from '../../db/fragments'
 import { IdAllocator } from './ids'
-import type { NewVersion, StoredVersion } from './types'
+import { type NewVersion, type ResourceRow, type StoredVersion, storedFromRow } from './types'
 
 /**
  * Called for every write with the versions written and the rids whose previous current version they
@@ -22,26 +22,6 @@ export interface HookCtes {
   mapError?: (err: unknown) => Error | undefined
 }
 
-interface Row {
-  rid: string
-  res_type: string
-  id: string
-  version: number
-  last_updated: Date
-  deleted: boolean
-  content: string | null
-}
-
-const toStored = (r: Row): StoredVersion => ({
-  rid: r.rid,
-  type: r.res_type,
-  id: r.id,
-  version: r.version,
-  lastUpdated: r.last_updated,
-  deleted: r.deleted,
-  content: r.content,
-})
-
 export class Repo {
   readonly ids: IdAllocator
   private readonly hooks: WriteHook[] = []
@@ -56,21 +36,21 @@ export class Repo {
 
   /** The current version, deleted or not; undefined when the id was never used. */
   async read(type: string, id: string): Promise<StoredVersion | undefined> {
-    const [row] = await this.sql<Row[]>`
+    const [row] = await this.sql<ResourceRow[]>`
       select rid::text, res_type, id, version, last_updated, deleted, content
       from resource where res_type = ${type} and id = ${id}`
-    return row && toStored(row)
+    return row && storedFromRow(row)
   }
 
   async vread(type: string, id: string, version: number): Promise<StoredVersion | undefined> {
-    const [row] = await this.sql<Row[]>`
+    const [row] = await this.sql<ResourceRow[]>`
       select rid::text, res_type, id, version, last_updated, deleted, content
       from resource where res_type = ${type} and id = ${id} and version = ${version}
       union all
       select h.rid::text, h.res_type, h.id, h.version, h.last_updated, h.deleted, h.content
       from resource_history h join resource r on r.rid = h.rid
       where r.res_type = ${type} and r.id = ${id} and h.version = ${version}`
-    return row && toStored(row)
+    return row && storedFromRow(row)
   }
 
   /**
@@ -108,12 +88,12 @@ export class WriteTx {
     if (refs.length === 0) return out
     const types = refs.map((r) => r.type)
     const ids = refs.map((r) => r.id)
-    const rows = await this.tx<Row[]>`
+    const rows = await this.tx<ResourceRow[]>`
       select r.rid::text, r.res_type, r.id, r.version, r.last_updated, r.deleted, r.content
       from resource r join unnest(${types}::text[], ${ids}::text[]) as k(t, i) on r.res_type = k.t and r.id = k.i
       order by r.rid
       for update of r`
-    for (const row of rows) out.set(`${row.res_type}/${row.id}`, toStored(row))
+    for (const row of rows) out.set(`${row.res_type}/${row.id}`, storedFromRow(row))
     return out
   }
 

@@ -17,3 +17,18 @@ export interface StoredVersion {
 export interface NewVersion extends StoredVersion {
   resource?: any
 }
+
+/** A row of `resource` or `resource_history` as the queries select it. */
+export interface ResourceRow {
+  rid: string
+  res_type: string
+  id: string
+  version: number
+  last_updated: Date
+  deleted: boolean
+  content: string | null
+}
+
+export function storedFromRow(r: ResourceRow): StoredVersion {
+  return { rid: r.rid, type: r.res_type, id: r.id, version: r.version, lastUpdated: r.last_updated, deleted: r.deleted, content: r.content }
+}

@@ -26,7 +26,6 @@ export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, b
   return join(sql, criteria.map((c) => compileCriterion(sql, c, scope, baseUrl)), sql` and `)
 }
 
-export { join }
 
 function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string): Fragment {
   const r = sql(scope.alias)

@@ -2,8 +2,9 @@
 // after or ends before, so any node can serve any page and pages neither repeat nor skip while writes
 // arrive), the total when asked or known, and the page's _include/_revinclude resources.
 import type { Sql } from '../../db/client'
-import type { StoredVersion } from '../repo/types'
-import { compileCriteria, join } from './compile'
+import { type StoredVersion, storedFromRow } from '../repo/types'
+import { join } from '../../db/fragments'
+import { compileCriteria } from './compile'
 import { handlerFor } from './handlers'
 import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
@@ -73,9 +74,9 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
 /** Rids of the resources matching the criteria, at most `limit` (conditional operations). */
 export async function matchIds(sql: Sql, q: SearchQuery, baseUrl: string, limit: number): Promise<StoredVersion[]> {
   const rows = await sql<any[]>`
-    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.version, ${sql(ROW)}.last_updated, ${sql(ROW)}.content
+    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.version, ${sql(ROW)}.last_updated, ${sql(ROW)}.deleted, ${sql(ROW)}.content
     from resource ${sql(ROW)} where ${whereOf(sql, q, baseUrl)} order by ${sql(ROW)}.rid limit ${limit}`
-  return rows.map(toStored)
+  return rows.map(storedFromRow)
 }
 
 function whereOf(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {
@@ -159,6 +160,3 @@ export function toMatch(r: any): SearchMatch {
   return { rid: r.rid, type: r.res_type, id: r.id, content: r.content }
 }
 
-function toStored(r: any): StoredVersion {
-  return { rid: r.rid, type: r.res_type, id: r.id, version: r.version, lastUpdated: r.last_updated, deleted: false, content: r.content }
-}

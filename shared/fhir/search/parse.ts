@@ -3,6 +3,7 @@
 // Values are checked when compiled, by their type's handler. https://hl7.org/fhir/R4/search.html
 import { AppError, invalid } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
+import { parseCount } from '../paging'
 import { parseSubset } from '../subset'
 import type { Criterion, IncludeSpec, SearchQuery, SortSpec } from './query'
 import { type SearchParamDef, searchParamFor, searchParamsFor } from './registry'
@@ -57,12 +58,6 @@ export function parseSearch(types: string[], query: URLSearchParams, opts: Parse
   const subset = parseSubset(query)
   const summaryCount = query.get('_summary') === 'count' || count === 0
   return { types, criteria, include, revinclude, sort, count, total, summaryCount, subset, raw: query }
-}
-
-function parseCount(value: string, max: number): number {
-  const n = Number(value)
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw invalid(`Invalid _count value: "${value}"`)
-  return Math.min(n, max)
 }
 
 /** One parameter of `types` (the first type's definition is used; a system search needs it common). */
