@@ -6,7 +6,12 @@ import type { Sql } from '../shared/db/client'
 import type { Repo } from '../shared/fhir/repo/repo'
 import type { Jobs } from '../shared/jobs/queues'
 import type { Redis } from '../shared/redis'
+import { jobAdminRoutes } from './admin/jobs'
+import { organizationAdminRoutes } from './admin/organizations'
+import { connectRoutes } from './connect/routes'
 import { fhirRoutes } from './fhir/routes'
+import { metricsRoutes } from './metrics'
+import { patientApiRoutes } from './patients/routes'
 
 export interface AppDeps {
   config: Config
@@ -30,5 +35,10 @@ export function createApp(deps: AppDeps) {
       set.status = ready ? 200 : 503
       return { status: ready ? 'ready' : 'not ready', database: db, redis }
     })
+    .use(metricsRoutes(deps))
     .use(fhirRoutes(deps))
+    .use(jobAdminRoutes(deps))
+    .use(organizationAdminRoutes(deps))
+    .use(patientApiRoutes(deps))
+    .use(connectRoutes(deps))
 }

@@ -5,7 +5,7 @@ import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { createRepo } from '../shared/fhir/store'
-import type { InProcessRunner } from '../shared/jobs/queues'
+import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
 import { log } from '../shared/log'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { type Registration, registrations } from './registry'
@@ -25,12 +25,25 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
   const pub = rt.redis('producer')
   const sub = rt.redis('subscriber')
   const repo = await createRepo(rt.sql, config, pub && sub ? { pub, sub } : undefined)
-  const regs = registrations(repo, config, await loadServerSecret(rt.sql))
-  const runner = inProcessRunner(regs)
   const connection = rt.redis('worker')
+  // Processors enqueue through the same Jobs the API uses; in process, through the runner below.
+  let runner: InProcessRunner = async () => {
+    throw new Error('job runner not ready')
+  }
+  const jobs = pub && sub ? redisJobs(pub, sub, config.queuePrefix) : inProcessJobs((def, data, progress) => runner(def, data, progress))
+  const regs = registrations({ repo, sql: rt.sql, config, secret: await loadServerSecret(rt.sql), jobs, redis: pub })
+  runner = inProcessRunner(regs)
   if (!connection) {
+    const timers = regs.filter((r) => r.every).map((r) => setInterval(() => void jobs.enqueue(r.definition, r.every?.data as never).catch(() => {}), r.every?.ms))
     log.info('no REDIS_URL: jobs run in process')
-    return { queues: [], runner, stop: close }
+    return {
+      queues: [],
+      runner,
+      async stop() {
+        for (const t of timers) clearInterval(t)
+        await close()
+      },
+    }
   }
   const workers = regs.map(
     (r) =>
@@ -40,6 +53,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
         concurrency: r.concurrency,
       }),
   )
+  for (const r of regs) if (r.every) await jobs.schedule(r.definition, r.every.ms, r.every.data as never)
   for (const w of workers) w.on('failed', (job, err) => log.warn('job failed', { queue: w.name, id: job?.id, err: err.message.slice(0, 500) }))
   const queues = workers.map((w) => w.name)
   log.info('workers started', { queues })
@@ -49,6 +63,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
     async stop() {
       // close() waits for jobs in progress; an unfinished job is handed back to the queue.
       await Promise.all(workers.map((w) => w.close()))
+      await jobs.close()
       await close()
     },
   }

@@ -1,17 +1,41 @@
-// The one place a job definition meets its processor.
+// The one place a job definition meets its processor. Each area contributes its registrations.
 import type { Config } from '../shared/config'
+import type { Sql } from '../shared/db/client'
 import type { Repo } from '../shared/fhir/repo/repo'
 import type { JobDefinition } from '../shared/jobs/definition'
 import type { JobProgress } from '../shared/jobs/progress'
+import type { Jobs } from '../shared/jobs/queues'
+import type { Redis } from '../shared/redis'
 import { TransactionBundleJob } from '../shared/jobs/transaction-bundle'
+import { adminRegistrations } from './admin'
+import { connectRegistrations } from './connect'
+import { patientRegistrations } from './patients'
 import { transactionProcessor } from './transaction'
+
+export interface WorkerDeps {
+  repo: Repo
+  sql: Sql
+  config: Config
+  secret: string
+  /** For processors that enqueue further jobs. */
+  jobs: Jobs
+  /** Redis for processors that keep state there (absent in the embedded form). */
+  redis?: Redis
+}
 
 export interface Registration {
   definition: JobDefinition
   concurrency: number
   process: (data: unknown, job: { id: string; progress: (p: JobProgress) => void }) => Promise<unknown>
+  /** Runs on this schedule (milliseconds) with this payload, once per cluster. */
+  every?: { ms: number; data: unknown }
 }
 
-export function registrations(repo: Repo, config: Config, secret: string): Registration[] {
-  return [{ definition: TransactionBundleJob, concurrency: 2, process: transactionProcessor(repo, config, secret) }]
+export function registrations(deps: WorkerDeps): Registration[] {
+  return [
+    { definition: TransactionBundleJob, concurrency: 2, process: transactionProcessor(deps.repo, deps.config, deps.secret) },
+    ...adminRegistrations(deps),
+    ...patientRegistrations(deps),
+    ...connectRegistrations(deps),
+  ]
 }

@@ -27,7 +27,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
 
 export function fhirRoutes(deps: FhirDeps) {
   const fixed: FhirContext | undefined = deps.config.publicBaseUrl
-    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret }
+    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret, jobs: deps.jobs }
     : undefined
   const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
@@ -35,7 +35,7 @@ export function fhirRoutes(deps: FhirDeps) {
 
 async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps): Promise<Response> {
   const url = new URL(request.url)
-  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret }
+  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()

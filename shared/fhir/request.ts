@@ -1,6 +1,7 @@
 // The framework-free shape of a FHIR interaction: what the HTTP edge (or a Bundle entry) asks, and
 // what an interaction answers. https://hl7.org/fhir/R4/http.html
 import type { Config } from '../config'
+import type { Jobs } from '../jobs/queues'
 import type { Repo } from './repo/repo'
 
 export type FhirMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
@@ -45,4 +46,6 @@ export interface FhirContext {
   baseUrl: string
   /** The cluster's shared secret that signs paging links. */
   secret: string
+  /** The job queues, for operations that run as jobs (absent inside a Bundle worker). */
+  jobs?: Jobs
 }

@@ -12,24 +12,43 @@ import { conditionalPatch, patch } from './interactions/patch'
 import { read, vread } from './interactions/read'
 import { searchCompartment, searchPage, searchSystem, searchType } from './interactions/search'
 import { conditionalUpdate, update } from './interactions/update'
-import { validateOperation } from './operations/validate'
+import { operationsNamed } from './operations'
+import { OperationInput } from './operations/params'
+import type { OperationDef, OperationTarget } from './operations/types'
 import { decodePageToken } from './paging'
 import type { FhirContext, FhirRequest, FhirResponse } from './request'
 
 export type { Scope } from '../auth/api-keys'
 import type { Scope } from '../auth/api-keys'
 
-/** The API-key scope a request needs: reads need `read`, writes `write`; admin operations come later. */
+/** The API-key scope a request needs: reads need `read`, writes `write`, operations their own. */
 export function requiredScope(req: FhirRequest): Scope {
-  if (req.method === 'GET' || req.method === 'HEAD') return 'read'
   const last = req.path[req.path.length - 1] ?? ''
-  if (last === '$validate' || last === '_search') return 'read'
+  if (last.startsWith('$')) {
+    const target = operationTarget(req.path)
+    const ops = target ? operationsNamed(last).filter((o) => o.levels.includes(target.level)) : []
+    if (ops.some((o) => o.scope === 'admin')) return 'admin'
+    if (ops.length > 0 && ops.every((o) => o.scope === 'read')) return 'read'
+  }
+  if (req.method === 'GET' || req.method === 'HEAD') return 'read'
+  if (last === '_search') return 'read'
   return 'write'
+}
+
+/** Where an operation is invoked, from the path: system, type, instance or version level. */
+function operationTarget(path: string[]): OperationTarget | undefined {
+  if (path.length === 1) return { level: 'system' }
+  if (path.length === 2) return { level: 'type', type: path[0] }
+  if (path.length === 3) return { level: 'instance', type: path[0], id: path[1] }
+  if (path.length === 5 && path[2] === '_history') return { level: 'version', type: path[0], id: path[1], version: path[3] }
+  return undefined
 }
 
 export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
   const [first, second, third, fourth, ...rest] = req.path
   const m = req.method === 'HEAD' ? 'GET' : req.method
+  const last = req.path[req.path.length - 1]
+  if (last?.startsWith('$') && last !== '$bundle-status') return operation(req, ctx, last)
   if (first === undefined) {
     if (m === 'GET' && req.query.has('_getpages')) return page(req, ctx)
     if (m === 'GET') return searchSystem(req, ctx)
@@ -54,7 +73,6 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   }
   if (second === '_search' && third === undefined && (m === 'POST' || m === 'GET')) return searchType(req, ctx, type)
   if (second === '_history' && third === undefined && m === 'GET') return history(req, ctx, type)
-  if (second === '$validate' && third === undefined && (m === 'POST' || m === 'GET')) return validateOperation(req, ctx, type)
   if (second.startsWith('$') || second.startsWith('_')) return unsupported(req)
   const id = second
   if (third === undefined) {
@@ -68,9 +86,25 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
     if (fourth === undefined) return history(req, ctx, type, id)
     return vread(req, ctx, type, id, fourth)
   }
-  if (third === '$validate' && fourth === undefined && m === 'POST') return validateOperation(req, ctx, type, id)
   if (m === 'GET' && fourth === undefined && isResourceType(third)) return searchCompartment(req, ctx, type, id, third)
   return unsupported(req)
+}
+
+async function operation(req: FhirRequest, ctx: FhirContext, name: string): Promise<FhirResponse> {
+  const target = operationTarget(req.path)
+  if (!target) return unsupported(req)
+  if (target.type !== undefined) assertResourceType(target.type)
+  const defs = operationsNamed(name).filter((o) => o.levels.includes(target.level) && (!o.types || o.types.includes(target.type as string)))
+  const def: OperationDef | undefined = defs[0]
+  if (!def) {
+    const where = target.type ? `${target.type}/${target.id ? `${target.id}/` : ''}` : ''
+    throw new AppError('invalid', `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${where}${name}] with parameters [[${[...req.query.keys()].join(', ')}]]`)
+  }
+  const m = req.method === 'HEAD' ? 'GET' : req.method
+  if (m !== 'GET' && m !== 'POST') return unsupported(req)
+  if (!def.methods.includes(m))
+    throw new AppError('not-allowed', `HAPI-0388: Can not invoke operation ${name} using HTTP ${m} because operation is not marked as idempotent`)
+  return def.handler(req, ctx, target, OperationInput.of(req))
 }
 
 async function page(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {

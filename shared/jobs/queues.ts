@@ -15,6 +15,10 @@ export interface Jobs {
   /** Enqueues and resolves with the job's result (rejects with its error). */
   run<D extends JobDefinition>(def: D, data: PayloadOf<D>): Promise<unknown>
   status(def: JobDefinition, id: string): Promise<JobStatus | undefined>
+  /** Runs the job every `everyMs` with `data`, once per cluster (a BullMQ job scheduler). */
+  schedule<D extends JobDefinition>(def: D, everyMs: number, data: PayloadOf<D>): Promise<void>
+  /** The BullMQ queue of a definition (absent in process); for dashboards and metrics. */
+  queue?(def: JobDefinition): Queue
   close(): Promise<void>
 }
 
@@ -59,6 +63,10 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
       if (state === 'failed') return { id, state: 'failed', progress, error: parseFailure(job.failedReason) }
       return { id, state: state === 'active' ? 'running' : 'queued', progress }
     },
+    async schedule(def, everyMs, data) {
+      await queue(def).upsertJobScheduler(`${def.name}-every`, { every: everyMs }, { name: def.name, data: checkPayload(def, data) })
+    },
+    queue,
     async close() {
       await Promise.all([...listeners.values()].map((e) => e.close()))
       await Promise.all([...queues.values()].map((q) => q.close()))
@@ -96,6 +104,9 @@ export function inProcessJobs(runner: InProcessRunner): Jobs {
     async status(def, id) {
       const s = jobs.get(id)
       return s && s.def === def.name ? s : undefined
+    },
+    async schedule() {
+      // In process, the worker node runs schedules itself (workers/main.ts).
     },
     async close() {},
   }

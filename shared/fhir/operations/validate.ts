@@ -3,6 +3,7 @@
 import { AppError } from '../../errors'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { validateResource } from '../validate/validate'
+import type { OperationDef } from './types'
 
 export async function validateOperation(req: FhirRequest, _ctx: FhirContext, type: string, id?: string): Promise<FhirResponse> {
   const body = req.body as any
@@ -27,3 +28,13 @@ export async function validateOperation(req: FhirRequest, _ctx: FhirContext, typ
   // HAPI answers 412 when validation fails, 200 otherwise, both with the outcome.
   return { status: failed ? 412 : 200, resource: outcome }
 }
+
+export const operations: OperationDef[] = [
+  {
+    name: '$validate',
+    levels: ['type', 'instance'],
+    methods: ['GET', 'POST'],
+    scope: 'read',
+    handler: (req, ctx, t) => validateOperation(req, ctx, t.type as string, t.id),
+  },
+]

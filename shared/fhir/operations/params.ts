@@ -1,0 +1,83 @@
+// Operation input and output as Parameters: the input from a POSTed Parameters resource or from the
+// query string (GET, or simple parameters on POST), and a builder for the Parameters answer.
+// https://hl7.org/fhir/R4/parameters.html
+import { AppError } from '../../errors'
+import type { FhirRequest } from '../request'
+
+export interface ParameterPart {
+  name: string
+  [value: string]: unknown
+}
+
+export class OperationInput {
+  constructor(
+    private readonly parts: ParameterPart[],
+    /** The body when it is a resource other than Parameters (e.g. $validate given the resource itself). */
+    readonly resource?: any,
+  ) {}
+
+  static of(req: FhirRequest): OperationInput {
+    const parts: ParameterPart[] = []
+    for (const [name, value] of req.query) if (!name.startsWith('_') || name === '_type' || name === '_count' || name === '_since') parts.push({ name, valueString: value })
+    const body = req.body as any
+    if (body === undefined || body === null) return new OperationInput(parts)
+    if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('invalid', 'The operation body must be a Parameters resource')
+    if (body.resourceType !== 'Parameters') return new OperationInput(parts, body)
+    return new OperationInput([...parts, ...((body.parameter ?? []) as ParameterPart[])])
+  }
+
+  has(name: string): boolean {
+    return this.parts.some((p) => p.name === name)
+  }
+
+  all(name: string): ParameterPart[] {
+    return this.parts.filter((p) => p.name === name)
+  }
+
+  /** The parameter's value as written (the first value[x], or the query-string text). */
+  value(name: string): unknown {
+    const p = this.parts.find((x) => x.name === name)
+    return p ? valueOf(p) : undefined
+  }
+
+  values(name: string): unknown[] {
+    return this.all(name).map(valueOf)
+  }
+
+  string(name: string): string | undefined {
+    const v = this.value(name)
+    return v === undefined ? undefined : String(v)
+  }
+
+  boolean(name: string): boolean | undefined {
+    const v = this.value(name)
+    if (v === undefined) return undefined
+    if (v === true || v === 'true') return true
+    if (v === false || v === 'false') return false
+    throw new AppError('invalid', `Parameter "${name}" must be a boolean, not "${String(v)}"`)
+  }
+
+  integer(name: string): number | undefined {
+    const v = this.value(name)
+    if (v === undefined) return undefined
+    const n = typeof v === 'number' ? v : /^-?\d+$/.test(String(v)) ? Number(v) : Number.NaN
+    if (!Number.isSafeInteger(n)) throw new AppError('invalid', `Parameter "${name}" must be an integer, not "${String(v)}"`)
+    return n
+  }
+
+  /** A resource-valued parameter (`resource`, or e.g. `meta` as valueMeta through value()). */
+  resourceOf(name: string): any {
+    return this.parts.find((p) => p.name === name)?.resource
+  }
+}
+
+function valueOf(p: ParameterPart): unknown {
+  for (const k of Object.keys(p)) if (k.startsWith('value')) return p[k]
+  if (p.resource !== undefined) return p.resource
+  return undefined
+}
+
+/** A Parameters resource from parts, e.g. `parameters({ name: 'count', valueInteger: 3 })`. */
+export function parameters(...parts: ParameterPart[]): { resourceType: 'Parameters'; parameter: ParameterPart[] } {
+  return { resourceType: 'Parameters', parameter: parts }
+}

@@ -1,0 +1,4 @@
+// $get-resource-counts (issue 6)
+import type { OperationDef } from './types'
+
+export const operations: OperationDef[] = []
