@@ -8,6 +8,7 @@ import type { Jobs } from '../shared/jobs/queues'
 import type { Redis } from '../shared/redis'
 import { jobAdminRoutes } from './admin/jobs'
 import { organizationAdminRoutes } from './admin/organizations'
+import { queueDashboard } from './admin/queues'
 import { connectRoutes } from './connect/routes'
 import { fhirRoutes } from './fhir/routes'
 import { metricsRoutes } from './metrics'
@@ -23,7 +24,7 @@ export interface AppDeps {
   secret: string
 }
 
-export function createApp(deps: AppDeps) {
+export async function createApp(deps: AppDeps) {
   return new Elysia()
     .get('/healthz', () => ({ status: 'ok' }))
     .get('/readyz', async ({ set }) => {
@@ -38,6 +39,7 @@ export function createApp(deps: AppDeps) {
     .use(metricsRoutes(deps))
     .use(fhirRoutes(deps))
     .use(jobAdminRoutes(deps))
+    .use(await queueDashboard(deps))
     .use(organizationAdminRoutes(deps))
     .use(patientApiRoutes(deps))
     .use(connectRoutes(deps))

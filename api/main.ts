@@ -31,7 +31,7 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   const events = rt.redis('subscriber')
   if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
   const jobs = redis && events ? redisJobs(redis, events, config.queuePrefix) : inProcessJobs(runner as InProcessRunner)
-  const app = createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret: await loadServerSecret(rt.sql) })
+  const app = await createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret: await loadServerSecret(rt.sql) })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   const port = app.server?.port ?? config.port
   const fhirBase = `${config.publicBaseUrl ?? `http://localhost:${port}`}/fhir`

@@ -22,9 +22,15 @@ export const Env = Type.Object({
   DEFAULT_PRETTY: Type.Optional(Bool),
   EXPUNGE_ENABLED: Type.Optional(Bool),
   ENFORCE_REFERENTIAL_INTEGRITY: Type.Optional(Bool),
+  PATIENT_API_RATE_LIMIT: Type.Optional(Int),
+  PATIENT_API_RATE_WINDOW_MS: Type.Optional(Int),
   QUEUE_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')])),
+  TOKEN_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$' })),
+  WEBHOOK_RETRY_DELAYS_MS: Type.Optional(Type.String({ pattern: '^[0-9]+(,[0-9]+)*$' })),
+  CONNECT_RESYNC_INTERVAL_MS: Type.Optional(Int),
+  EXPORT_INLINE_MAX: Type.Optional(Int),
 })
 export type Env = Static<typeof Env>
 
@@ -52,8 +58,20 @@ export interface Config {
   expungeEnabled: boolean
   /** References to local resources must resolve on write (HAPI-1094), as HAPI's default. */
   enforceReferentialIntegrity: boolean
+  /** Patient API requests each API key may make per window (429 beyond; 0: no limit), counted in Redis. */
+  patientApiRateLimit: number
+  patientApiRateWindowMs: number
   queuePrefix: string
   logLevel: 'debug' | 'info' | 'warn' | 'error'
+  /** AES-256-GCM key for the source tokens stored at rest (64 hex or 32 bytes base64); unset: derived
+   *  from the database's server secret, with a warning (development only). */
+  tokenEncryptionKey?: string
+  /** Delay before each webhook delivery attempt (the first is normally 0); its length is the number of attempts. */
+  webhookRetryDelaysMs: number[]
+  /** Every active connection is pulled again this often (0: never). */
+  connectResyncIntervalMs: number
+  /** $everything exports whose compartment has more index rows than this get their page cache built by a worker. */
+  exportInlineMax: number
 }
 
 export class ConfigError extends Error {}
@@ -87,8 +105,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     defaultPretty: truthy(e.DEFAULT_PRETTY, false),
     expungeEnabled: truthy(e.EXPUNGE_ENABLED, true),
     enforceReferentialIntegrity: truthy(e.ENFORCE_REFERENTIAL_INTEGRITY, true),
+    patientApiRateLimit: Number(e.PATIENT_API_RATE_LIMIT ?? 100),
+    patientApiRateWindowMs: Math.max(1, Number(e.PATIENT_API_RATE_WINDOW_MS ?? 1000)),
     queuePrefix: e.QUEUE_PREFIX ?? 'fhir',
     logLevel: e.LOG_LEVEL ?? 'info',
+    tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
+    // https://medblocks.com/docs/webhooks/retries-and-disable: immediate, 1 min, 5 min, 30 min, 2 h, 12 h, 24 h x3
+    webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '0,60000,300000,1800000,7200000,43200000,86400000,86400000,86400000').split(',').map(Number),
+    connectResyncIntervalMs: Number(e.CONNECT_RESYNC_INTERVAL_MS ?? 6 * 3600_000),
+    exportInlineMax: Number(e.EXPORT_INLINE_MAX ?? 5000),
   }
   if (cfg.port < 1 || cfg.port > 65535) throw new ConfigError(`Invalid configuration: PORT=${e.PORT}: must be 1-65535`)
   if (cfg.defaultPageSize < 1) throw new ConfigError('Invalid configuration: DEFAULT_PAGE_SIZE: must be at least 1')

@@ -69,7 +69,7 @@ describe('searchParam', () => {
 
   test('documentation names the modifiers each parameter type accepts', () => {
     expect(paramOf('Patient', 'name').documentation).toEndWith('Modifiers: :exact, :contains, :missing.')
-    expect(paramOf('Patient', 'identifier').documentation).toEndWith('Modifiers: :not, :text, :missing.')
+    expect(paramOf('Patient', 'identifier').documentation).toEndWith('Modifiers: :not, :text, :in, :not-in, :above, :below, :missing.')
     expect(paramOf('ValueSet', 'url').documentation).toEndWith('Modifiers: :above, :below, :missing.')
     const ref = paramOf('Observation', 'subject').documentation
     for (const m of [':[type]', ':identifier', ':missing', 'chaining']) expect(ref).toContain(m)

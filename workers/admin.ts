@@ -1,6 +1,36 @@
-// Registrations of the admin jobs: reindex, expunge, terminology (issue 6).
+// Registrations of the admin jobs: one queue carries every admin job kind (reindex, expunge,
+// terminology...), whose durable state lives in admin_job; plus the scheduled reindexing pass.
+import { AdminJob, type AdminJobKind } from '../shared/jobs/admin-job'
+import { runAdminJob } from '../shared/jobs/admin-runner'
+import { checkPayload } from '../shared/jobs/definition'
+import { ReindexPassJob } from '../shared/jobs/reindex-pass'
+import { ReindexJobKind } from '../shared/fhir/reindex/reindex-job'
+import { TerminologyRebuildJobKind } from '../shared/fhir/terminology/rebuild-job'
+import { performReindexingPass } from '../shared/fhir/reindex/reindex-pass'
 import type { Registration, WorkerDeps } from './registry'
 
-export function adminRegistrations(_deps: WorkerDeps): Registration[] {
-  return []
+/** Every admin job kind, by name. */
+export const ADMIN_JOB_KINDS: ReadonlyMap<string, AdminJobKind> = new Map([ReindexJobKind, TerminologyRebuildJobKind].map((k) => [k.kind, k as AdminJobKind]))
+
+export function adminRegistrations(deps: WorkerDeps): Registration[] {
+  const indexBaseUrl = deps.config.publicBaseUrl ? `${deps.config.publicBaseUrl}/fhir` : undefined
+  return [
+    {
+      definition: AdminJob,
+      concurrency: 1,
+      // A killed worker's job is taken over within ~15 s and resumes from its cursor.
+      takeover: { lockMs: 10_000, stalledMs: 5_000 },
+      process: (data, job) =>
+        runAdminJob(deps.sql, ADMIN_JOB_KINDS, checkPayload(AdminJob, data).jobId, {
+          finalAttempt: job.attempt >= job.maxAttempts,
+          progress: job.progress,
+        }),
+    },
+    {
+      definition: ReindexPassJob,
+      concurrency: 1,
+      every: { ms: 10_000, data: {} },
+      process: async () => ({ indexed: (await performReindexingPass(deps.sql, indexBaseUrl)) ?? 0 }),
+    },
+  ]
 }

@@ -47,11 +47,22 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
   }
   const workers = regs.map(
     (r) =>
-      new Worker(r.definition.name, (job) => r.process(job.data, { id: job.id as string, progress: (p) => void job.updateProgress(p) }), {
-        connection,
-        prefix: config.queuePrefix,
-        concurrency: r.concurrency,
-      }),
+      new Worker(
+        r.definition.name,
+        (job) =>
+          r.process(job.data, {
+            id: job.id as string,
+            progress: (p) => void job.updateProgress(p),
+            attempt: job.attemptsMade + 1,
+            maxAttempts: job.opts.attempts ?? 1,
+          }),
+        {
+          connection,
+          prefix: config.queuePrefix,
+          concurrency: r.concurrency,
+          ...(r.takeover ? { lockDuration: r.takeover.lockMs, stalledInterval: r.takeover.stalledMs } : {}),
+        },
+      ),
   )
   for (const r of regs) if (r.every) await jobs.schedule(r.definition, r.every.ms, r.every.data as never)
   for (const w of workers) w.on('failed', (job, err) => log.warn('job failed', { queue: w.name, id: job?.id, err: err.message.slice(0, 500) }))
@@ -73,7 +84,7 @@ function inProcessRunner(regs: Registration[]): InProcessRunner {
   return async (def, data, progress) => {
     const r = regs.find((x) => x.definition.name === def.name)
     if (!r) throw new Error(`no processor for job ${def.name}`)
-    return r.process(data, { id: crypto.randomUUID(), progress })
+    return r.process(data, { id: crypto.randomUUID(), progress, attempt: 1, maxAttempts: 1 })
   }
 }
 

@@ -10,6 +10,7 @@ import { TransactionBundleJob } from '../shared/jobs/transaction-bundle'
 import { adminRegistrations } from './admin'
 import { connectRegistrations } from './connect'
 import { patientRegistrations } from './patients'
+import { exportRegistrations } from './export'
 import { transactionProcessor } from './transaction'
 
 export interface WorkerDeps {
@@ -26,9 +27,20 @@ export interface WorkerDeps {
 export interface Registration {
   definition: JobDefinition
   concurrency: number
-  process: (data: unknown, job: { id: string; progress: (p: JobProgress) => void }) => Promise<unknown>
+  process: (data: unknown, job: JobInfo) => Promise<unknown>
   /** Runs on this schedule (milliseconds) with this payload, once per cluster. */
   every?: { ms: number; data: unknown }
+  /** How soon a job of a dead worker is taken over: its lock lasts lockMs, checked every stalledMs. */
+  takeover?: { lockMs: number; stalledMs: number }
+}
+
+export interface JobInfo {
+  id: string
+  progress: (p: JobProgress) => void
+  /** 1 for the first attempt. */
+  attempt: number
+  /** No retry follows when attempt == maxAttempts. */
+  maxAttempts: number
 }
 
 export function registrations(deps: WorkerDeps): Registration[] {
@@ -37,5 +49,6 @@ export function registrations(deps: WorkerDeps): Registration[] {
     ...adminRegistrations(deps),
     ...patientRegistrations(deps),
     ...connectRegistrations(deps),
+    ...exportRegistrations(deps),
   ]
 }

@@ -13,6 +13,7 @@ import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate
 import { bundleStatus, submitBundle } from './bundles'
 import { render } from './respond'
 import type { Jobs } from '../../shared/jobs/queues'
+import type { Redis } from '../../shared/redis'
 
 export interface FhirDeps {
   config: Config
@@ -21,13 +22,15 @@ export interface FhirDeps {
   jobs: Jobs
   /** Signs paging links (shared by the cluster through the database). */
   secret: string
+  /** The $everything page cache. */
+  redis?: Redis
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
 
 export function fhirRoutes(deps: FhirDeps) {
   const fixed: FhirContext | undefined = deps.config.publicBaseUrl
-    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret, jobs: deps.jobs }
+    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
     : undefined
   const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
@@ -35,7 +38,7 @@ export function fhirRoutes(deps: FhirDeps) {
 
 async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps): Promise<Response> {
   const url = new URL(request.url)
-  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs }
+  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()

@@ -2,6 +2,7 @@
 // what an interaction answers. https://hl7.org/fhir/R4/http.html
 import type { Config } from '../config'
 import type { Jobs } from '../jobs/queues'
+import type { Redis } from '../redis'
 import type { Repo } from './repo/repo'
 
 export type FhirMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
@@ -48,4 +49,6 @@ export interface FhirContext {
   secret: string
   /** The job queues, for operations that run as jobs (absent inside a Bundle worker). */
   jobs?: Jobs
+  /** Redis, for the $everything page cache (absent in the embedded form and inside a Bundle worker). */
+  redis?: Redis
 }

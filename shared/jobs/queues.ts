@@ -10,8 +10,8 @@ import type { JobProgress, JobStatus } from './progress'
 export type InProcessRunner = (def: JobDefinition, data: unknown, progress: (p: JobProgress) => void) => Promise<unknown>
 
 export interface Jobs {
-  /** Enqueues and returns the job id. */
-  enqueue<D extends JobDefinition>(def: D, data: PayloadOf<D>): Promise<string>
+  /** Enqueues and returns the job id; a given `jobId` already in the queue is not added twice. */
+  enqueue<D extends JobDefinition>(def: D, data: PayloadOf<D>, opts?: { jobId?: string }): Promise<string>
   /** Enqueues and resolves with the job's result (rejects with its error). */
   run<D extends JobDefinition>(def: D, data: PayloadOf<D>): Promise<unknown>
   status(def: JobDefinition, id: string): Promise<JobStatus | undefined>
@@ -42,8 +42,8 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
   return {
     // Job ids are UUIDs, not BullMQ's counter: the counter restarts when Redis loses its data, and the
     // exactly-once ledger (bundle_job) would then take a new job for an old one.
-    async enqueue(def, data) {
-      const job = await queue(def).add(def.name, checkPayload(def, data), { jobId: crypto.randomUUID() })
+    async enqueue(def, data, opts) {
+      const job = await queue(def).add(def.name, checkPayload(def, data), { jobId: opts?.jobId ?? crypto.randomUUID() })
       return job.id as string
     },
     async run(def, data) {
@@ -77,8 +77,8 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
 /** Jobs run in this process (no Redis); status is kept for an hour. */
 export function inProcessJobs(runner: InProcessRunner): Jobs {
   const jobs = new Map<string, JobStatus & { def: string; at: number }>()
-  const start = (def: JobDefinition, data: unknown) => {
-    const id = crypto.randomUUID()
+  const start = (def: JobDefinition, data: unknown, jobId?: string) => {
+    const id = jobId ?? crypto.randomUUID()
     const entry: JobStatus & { def: string; at: number } = { id, state: 'running', def: def.name, at: Date.now() }
     jobs.set(id, entry)
     const done = runner(def, checkPayload(def, data), (p) => {
@@ -91,8 +91,10 @@ export function inProcessJobs(runner: InProcessRunner): Jobs {
     return { id, done }
   }
   return {
-    async enqueue(def, data) {
-      return start(def, data).id
+    async enqueue(def, data, opts) {
+      const running = opts?.jobId ? jobs.get(opts.jobId) : undefined
+      if (running && running.state === 'running') return running.id
+      return start(def, data, opts?.jobId).id
     },
     async run(def, data) {
       const { id, done } = start(def, data)

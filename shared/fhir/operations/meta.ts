@@ -1,4 +1,114 @@
-// $meta, $meta-add, $meta-delete (issue 6)
-import type { OperationDef } from './types'
+// $meta, $meta-add, $meta-delete: the tags, security labels and profiles of a version, of a type or of
+// the whole server, and changes to those of one version without a new version (HAPI 7.0 shapes:
+// Parameters with `return` as valueMeta). https://hl7.org/fhir/R4/resource-operation-meta.html
+import { AppError } from '../../errors'
+import { parseFhirJson } from '../format/json'
+import { lockVersion, replaceContent } from '../repo/version-content'
+import type { StoredVersion } from '../repo/types'
+import type { FhirContext, FhirResponse } from '../request'
+import { indexRowCtes } from '../search/index-store'
+import { metaInUse } from '../search/meta-in-use'
+import { type Meta, addToMeta, deleteFromMeta, metaAnswer } from '../meta-change'
+import { type ParameterPart, parameters } from './params'
+import type { OperationDef, OperationTarget } from './types'
 
-export const operations: OperationDef[] = []
+const answer = (meta: Meta): FhirResponse => ({ status: 200, resource: parameters({ name: 'return', valueMeta: meta } as ParameterPart) })
+
+function versionOf(target: OperationTarget): number | undefined {
+  if (target.version === undefined) return undefined
+  return /^[0-9]{1,9}$/.test(target.version) ? Number(target.version) : -1
+}
+
+function notFound(target: OperationTarget, what: 'unknown-resource' | 'unknown-version'): AppError {
+  const ref = `${target.type}/${target.id}`
+  return what === 'unknown-resource'
+    ? new AppError('not-found', `HAPI-2001: Resource ${ref} is not known`)
+    : new AppError('not-found', `HAPI-0979: Version "${target.version}" is not valid for resource ${ref}`)
+}
+
+/** A deletion has no content, so no meta to show or change. */
+function gone(stored: StoredVersion): AppError {
+  return new AppError('gone', `HAPI-2002: Resource was deleted at ${stored.lastUpdated.toISOString()}`)
+}
+
+async function readMeta(ctx: FhirContext, target: OperationTarget): Promise<FhirResponse> {
+  if (target.level === 'system' || target.level === 'type') {
+    const inUse = await metaInUse(ctx.repo.sql, target.type)
+    const meta: Meta = {}
+    for (const k of ['profile', 'security', 'tag'] as const) if (inUse[k].length > 0) meta[k] = inUse[k] as any
+    return answer(meta)
+  }
+  const version = versionOf(target)
+  const type = target.type as string
+  const id = target.id as string
+  const stored = version === undefined ? await ctx.repo.read(type, id) : await ctx.repo.vread(type, id, version)
+  if (!stored) throw notFound(target, version === undefined || !(await ctx.repo.read(type, id)) ? 'unknown-resource' : 'unknown-version')
+  if (stored.deleted) throw gone(stored)
+  return answer(metaAnswer(parseFhirJson(stored.content as string).meta, stored))
+}
+
+/**
+ * Applies `edit` to the meta of the target version in one transaction: the content is rewritten in
+ * place (same versionId and lastUpdated) and, for the current version, its index rows recomputed.
+ */
+async function changeMeta(ctx: FhirContext, target: OperationTarget, edit: (meta: Meta) => Meta): Promise<FhirResponse> {
+  const baseUrl = ctx.config.publicBaseUrl ? `${ctx.config.publicBaseUrl}/fhir` : undefined
+  const meta = await ctx.repo.sql.begin(async (tx) => {
+    const locked = await lockVersion(tx, target.type as string, target.id as string, versionOf(target))
+    if (typeof locked === 'string') throw notFound(target, locked)
+    const { stored } = locked
+    if (stored.deleted) throw gone(stored)
+    const resource = parseFhirJson(stored.content as string)
+    const changed = withMeta(resource, edit(resource.meta ?? {}))
+    await replaceContent(tx, locked, JSON.stringify(changed))
+    if (locked.current) {
+      const ctes = indexRowCtes(tx, [{ rid: stored.rid, type: stored.type, resource: changed }], [stored.rid], baseUrl)
+      if (ctes) await tx`with ${ctes} select 1`
+    }
+    return metaAnswer(changed.meta, stored)
+  })
+  return answer(meta)
+}
+
+/** The resource with `meta` in place of its meta, keys in the stored order (resourceType, id, meta, ...). */
+function withMeta(resource: any, meta: Meta): any {
+  const { resourceType, id, meta: _old, ...rest } = resource
+  return { resourceType, id, ...(Object.keys(meta).length > 0 ? { meta } : {}), ...rest }
+}
+
+/** The `meta` parameter (valueMeta), or 400 with HAPI's code for the operation. */
+function metaParam(value: unknown, code: string): Meta {
+  if (value === undefined || value === null) throw new AppError('invalid', `${code}: Input contains no parameter with name 'meta'`)
+  if (typeof value !== 'object' || Array.isArray(value)) throw new AppError('invalid', `${code}: Parameter 'meta' must be a Meta (valueMeta)`)
+  return value as Meta
+}
+
+export const operations: OperationDef[] = [
+  {
+    name: '$meta',
+    levels: ['system', 'type', 'instance', 'version'],
+    methods: ['GET', 'POST'],
+    scope: 'read',
+    handler: (_req, ctx, target) => readMeta(ctx, target),
+  },
+  {
+    name: '$meta-add',
+    levels: ['instance', 'version'],
+    methods: ['POST'],
+    scope: 'write',
+    handler: (_req, ctx, target, input) => {
+      const add = metaParam(input.value('meta'), 'HAPI-0554')
+      return changeMeta(ctx, target, (meta) => addToMeta(meta, add))
+    },
+  },
+  {
+    name: '$meta-delete',
+    levels: ['instance', 'version'],
+    methods: ['POST'],
+    scope: 'write',
+    handler: (_req, ctx, target, input) => {
+      const remove = metaParam(input.value('meta'), 'HAPI-0555')
+      return changeMeta(ctx, target, (meta) => deleteFromMeta(meta, remove))
+    },
+  },
+]

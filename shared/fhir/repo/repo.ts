@@ -25,6 +25,7 @@ export interface HookCtes {
 export class Repo {
   readonly ids: IdAllocator
   private readonly hooks: WriteHook[] = []
+  private readonly removalListeners: ((types: string[]) => void | Promise<void>)[] = []
 
   constructor(readonly sql: Sql) {
     this.ids = new IdAllocator(sql)
@@ -32,6 +33,16 @@ export class Repo {
 
   addWriteHook(hook: WriteHook): void {
     this.hooks.push(hook)
+  }
+
+  /** Called after resources were physically removed ($expunge), with their types: caches drop them. */
+  onRemoved(listener: (types: string[]) => void | Promise<void>): void {
+    this.removalListeners.push(listener)
+  }
+
+  /** Resolves once this node's listeners are done (other nodes are told through their own means). */
+  async removed(types: string[]): Promise<void> {
+    if (types.length > 0) await Promise.all(this.removalListeners.map((l) => l(types)))
   }
 
   /** The current version, deleted or not; undefined when the id was never used. */

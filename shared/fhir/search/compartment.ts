@@ -29,6 +29,16 @@ export function compartmentCriterion(compartment: string, id: string, type: stri
   }
 }
 
+/** The resource types that can be in a Patient's compartment (Patient itself excluded). */
+export function patientCompartmentTypes(): string[] {
+  return [...compartmentParams()].filter(([type, params]) => type !== 'Patient' && params.length > 0).map(([type]) => type)
+}
+
+/** Every resource type of the Patient compartment with the parameters linking it to the patient ($everything). */
+export function patientCompartmentParams(): ReadonlyMap<string, readonly string[]> {
+  return compartmentParams()
+}
+
 /** Forces the table to be built at start-up (before definition bundles are released). */
 export function prepareCompartments(): void {
   compartmentParams()

@@ -71,15 +71,21 @@ export class SearchParamSync {
       const sps = written.filter((v) => v.type === 'SearchParameter')
       if (sps.length === 0) return undefined
       for (const v of sps) if (v.resource) customDefsOf(v.resource)
-      w.committed.push(() => {
-        this.reload()
-        this.redis?.pub.publish(this.channel, '1').catch(() => {})
-      })
+      w.committed.push(() => this.changed())
       return undefined
     }
   }
 
-  private reload(): void {
-    loadCustomSearchParams(this.sql).catch((err) => log.error('reloading search parameters failed', { err: String(err) }))
+  /** Stored SearchParameters changed (written or expunged): reload here (resolves when done) and on every other node. */
+  changed(): Promise<void> {
+    this.redis?.pub.publish(this.channel, '1').catch(() => {})
+    return this.reload()
+  }
+
+  private reload(): Promise<void> {
+    return loadCustomSearchParams(this.sql).then(
+      () => {},
+      (err) => log.error('reloading search parameters failed', { err: String(err) }),
+    )
   }
 }

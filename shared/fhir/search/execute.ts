@@ -9,6 +9,7 @@ import { handlerFor } from './handlers'
 import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
 import { loadIncludes } from './include'
+import { prepareTerminologyCriteria } from '../terminology/search-criteria'
 
 export interface Cursor {
   /** Sort-key values of the row, then its rid. */
@@ -36,6 +37,7 @@ export interface SearchPage {
 const ROW = 'r0'
 
 export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
+  await prepareTerminologyCriteria(sql, q.criteria)
   const where = whereOf(sql, q, baseUrl)
   if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where) }
   const asOf = cursor?.asOf ?? new Date().toISOString()
@@ -73,10 +75,16 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
 
 /** Rids of the resources matching the criteria, at most `limit` (conditional operations). */
 export async function matchIds(sql: Sql, q: SearchQuery, baseUrl: string, limit: number): Promise<StoredVersion[]> {
+  await prepareTerminologyCriteria(sql, q.criteria)
   const rows = await sql<any[]>`
     select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.version, ${sql(ROW)}.last_updated, ${sql(ROW)}.deleted, ${sql(ROW)}.content
     from resource ${sql(ROW)} where ${whereOf(sql, q, baseUrl)} order by ${sql(ROW)}.rid limit ${limit}`
   return rows.map(storedFromRow)
+}
+
+/** The WHERE of a search over `resource r0`: its types, not deleted, and every criterion. */
+export function searchWhere(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {
+  return whereOf(sql, q, baseUrl)
 }
 
 function whereOf(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {

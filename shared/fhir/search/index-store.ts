@@ -13,20 +13,36 @@ type Keyed<T> = T & { rid: string; resType: string }
 /** The WriteHook of the repository: keeps every index table in step with the current versions. */
 export function indexWriter(baseUrl?: string) {
   return async (w: WriteTx, written: NewVersion[], superseded: string[]): Promise<HookCtes | undefined> => {
-    const rows = emptyKeyed()
-    const text: { rid: string; resType: string; narrative: string; content: string }[] = []
-    for (const v of written) {
-      if (v.deleted || !v.resource) continue
-      const r = extractIndexes(v.resource, { baseUrl })
-      for (const k of Object.keys(r) as (keyof IndexRows)[]) {
-        const target = rows[k] as Keyed<unknown>[]
-        for (const row of r[k] as object[]) target.push({ ...(row as object), rid: v.rid, resType: v.type })
-      }
-      text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
-    }
-    const ctes = indexCtes(w.tx, superseded, rows, text)
+    const ctes = indexRowCtes(w.tx, written, superseded, baseUrl)
     return ctes ? { ctes } : undefined
   }
+}
+
+/** A resource whose index rows are (re)computed: its rid, type and parsed content (none when deleted). */
+export interface Indexable {
+  rid: string
+  type: string
+  resource?: any
+  deleted?: boolean
+}
+
+/**
+ * The CTEs that replace index rows: the rows of `superseded` rids are deleted and those of `written`
+ * inserted, as extracted under the current search parameters. Writes and reindexing share it.
+ */
+export function indexRowCtes(tx: TxSql, written: Indexable[], superseded: string[], baseUrl?: string): Fragment | undefined {
+  const rows = emptyKeyed()
+  const text: { rid: string; resType: string; narrative: string; content: string }[] = []
+  for (const v of written) {
+    if (v.deleted || !v.resource) continue
+    const r = extractIndexes(v.resource, { baseUrl })
+    for (const k of Object.keys(r) as (keyof IndexRows)[]) {
+      const target = rows[k] as Keyed<unknown>[]
+      for (const row of r[k] as object[]) target.push({ ...(row as object), rid: v.rid, resType: v.type })
+    }
+    text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
+  }
+  return indexCtes(tx, superseded, rows, text)
 }
 
 function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] } {
@@ -45,7 +61,7 @@ function indexCtes(
   const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
   const parts: Fragment[] = []
   if (superseded.length > 0) {
-    for (const table of TABLES) parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
+    for (const table of INDEX_TABLES) parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
   }
   // Only tables that get rows appear, so a plain create has few plan nodes.
   if (r.string.length > 0)
@@ -92,7 +108,8 @@ function indexCtes(
   return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
 }
 
-const TABLES = ['idx_string', 'idx_token', 'idx_reference', 'idx_date', 'idx_number', 'idx_quantity', 'idx_uri', 'idx_composite', 'idx_fulltext']
+/** Every search index table, keyed by rid. */
+export const INDEX_TABLES = ['idx_string', 'idx_token', 'idx_reference', 'idx_date', 'idx_number', 'idx_quantity', 'idx_uri', 'idx_composite', 'idx_fulltext']
 
 interface CompositeColumns {
   rid: string

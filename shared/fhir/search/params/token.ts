@@ -5,7 +5,9 @@ import { systemForCode } from '../code-systems'
 import type { ExtractContext, TypedValue } from '../typed-value'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
-import type { ParamHandler } from '../param-handler'
+import type { Sql } from '../../../db/client'
+import type { Fragment, ParamHandler } from '../param-handler'
+import { codeSystemIdOf, splitCanonical, valueSetIdOf } from '../../terminology/resolve'
 import { likePrefix, normalizeString } from './string'
 
 export interface TokenRow {
@@ -52,13 +54,22 @@ export function extract(values: TypedValue[], ctx: ExtractContext): TokenRow[] {
 }
 
 // Read side. [system]|[code], |[code], [system]|, [code]; :not (resources without the code match too),
-// :text (starts-with on the display text). https://hl7.org/fhir/R4/search.html#token
+// :text (starts-with on the display text); :in / :not-in (a code of the value set's expansion) and
+// :below / :above (the code or one of its descendants / ancestors) read the terminology store, which
+// terminology/search-criteria.ts has checked and made current before the search runs.
+// https://hl7.org/fhir/R4/search.html#token
 export const tokenHandler: ParamHandler = {
   table: 'idx_token',
-  modifiers: new Set(['not', 'text']),
-  negating: new Set(['not']),
+  modifiers: new Set(['not', 'text', 'in', 'not-in', 'above', 'below']),
+  negating: new Set(['not', 'not-in']),
   predicate(sql, raw, ctx) {
     if (ctx.modifier === 'text') return sql`i.text_norm like ${likePrefix(normalizeString(unescape(raw)))}`
+    if (ctx.modifier === 'in' || ctx.modifier === 'not-in') {
+      const [url, version] = splitCanonical(unescape(raw))
+      if (url === '') throw invalid(`Missing value set URL for parameter ${ctx.def.code}:${ctx.modifier}`)
+      return sql`(i.system, i.value) in (select e.system, e.code from term_expansion e where e.vs_id = ${valueSetIdOf(sql, url, version)})`
+    }
+    if (ctx.modifier === 'above' || ctx.modifier === 'below') return hierarchyPredicate(sql, raw, ctx.def.code, ctx.modifier)
     const parts = splitEscaped(raw, '|')
     if (parts.length > 2) throw invalid(`Invalid token value "${raw}" for parameter ${ctx.def.code}: more than one "|"`)
     if (parts.length === 1) {
@@ -74,4 +85,21 @@ export const tokenHandler: ParamHandler = {
     return sql`i.value = ${code} and i.system = ${system}`
   },
   sortValue: (sql, desc) => (desc ? sql`max(i.value)` : sql`min(i.value)`),
+}
+
+// system|code and its descendants (:below) or ancestors (:above), one join over the closure table.
+// HAPI needs both parts: HAPI-1239 without a code, HAPI-1240 without a system.
+function hierarchyPredicate(sql: Sql, raw: string, param: string, modifier: 'above' | 'below'): Fragment {
+  const parts = splitEscaped(raw, '|')
+  const system = parts.length === 2 ? unescape(parts[0]) : ''
+  const code = unescape(parts[parts.length - 1])
+  if (parts.length > 2) throw invalid(`Invalid token value "${raw}" for parameter ${param}: more than one "|"`)
+  if (code === '') throw invalid(`HAPI-1239: Invalid token specified for parameter ${param}:${modifier} - No code specified: ${system || '(missing)'}|(missing)`)
+  if (system === '') throw invalid(`HAPI-1240: Invalid token specified for parameter ${param}:${modifier} - No system specified: (missing)|${code}`)
+  const cs = codeSystemIdOf(sql, system)
+  const related =
+    modifier === 'below'
+      ? sql`select t.descendant from term_closure t where t.cs_id = ${cs} and t.ancestor = ${code}`
+      : sql`select t.ancestor from term_closure t where t.cs_id = ${cs} and t.descendant = ${code}`
+  return sql`i.system = ${system} and i.value in (${related})`
 }

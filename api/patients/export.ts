@@ -1,0 +1,23 @@
+// GET /patients/{id}/$everything: the organization's patient is resolved here (404 resource_not_found),
+// the Bundle page comes from the export core (shared/export/patient-export.ts).
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../app'
+import { exportPatientPage } from '../../shared/export/patient-export'
+import { getPatient } from '../../shared/patients/patients'
+import { ok, orgApi } from './org-api'
+
+export function exportRoutes(deps: AppDeps) {
+  const api = orgApi(deps)
+  return new Elysia({ name: 'patient-api-export' }).get(
+    '/patients/:id/$everything',
+    api.handle(async ({ principal, params, url, publicBaseUrl }) => {
+      await getPatient(deps.sql, principal.organizationId, params.id)
+      const selfUrl = `${publicBaseUrl}/patients/${encodeURIComponent(params.id)}/$everything`
+      const page = await exportPatientPage(
+        { repo: deps.repo, redis: deps.redis },
+        { organizationId: principal.organizationId, patientId: params.id, query: url.searchParams, selfUrl },
+      )
+      return ok(page)
+    }),
+  )
+}

@@ -1,0 +1,158 @@
+// The edge of every organization-authenticated endpoint (patient API, and the connect flow's webhooks):
+// request id -> API key of an organization -> Version -> rate limit -> JSON body -> Idempotency-Key
+// (POST) -> handler -> JSON answer; any error becomes the envelope (envelope.ts). Every answer carries
+// X-Request-Id. Handlers get values (OrgCall), never the framework's context.
+import type { AppDeps } from '../app'
+import { AppError } from '../../shared/errors'
+import { apiError, badRequest } from '../../shared/patients/api-error'
+import { type OrgPrincipal, OrgKeyVerifier } from '../../shared/patients/org-api-keys'
+import { type ApiVersion, requestVersion } from '../../shared/patients/versions'
+import { idempotent, type Reply } from '../http/idempotency'
+import { RateLimiter } from '../http/rate-limit'
+import { requestIdOf } from '../http/request-id'
+import { errorReply } from './envelope'
+
+/** Largest JSON body the patient API accepts (413 payload_too_large beyond). */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024
+
+export interface OrgCall {
+  request: Request
+  url: URL
+  requestId: string
+  principal: OrgPrincipal
+  version: ApiVersion
+  params: Record<string, string>
+  /** The parsed JSON body of POST/PUT/PATCH (undefined for other methods). */
+  body: unknown
+  /** Base URL clients see (PUBLIC_BASE_URL, else the request's origin), no trailing slash. */
+  publicBaseUrl: string
+}
+
+/** What a handler answers: a body (status 200) or an explicit status, body and headers. */
+export interface OrgResult {
+  status: number
+  body: unknown
+  headers?: Record<string, string>
+}
+
+export type OrgHandler = (call: OrgCall) => Promise<OrgResult>
+
+export interface OrgApi {
+  /** An Elysia handler (`({request, params}) => Response`) running `fn` behind the org edge. */
+  handle(fn: OrgHandler): (ctx: { request: Request; params?: Record<string, string> }) => Promise<Response>
+  verifier: OrgKeyVerifier
+}
+
+export const ok = (body: unknown, status = 200): OrgResult => ({ status, body })
+
+const shared = new WeakMap<AppDeps, OrgApi>()
+
+/** The org edge of an app (one per AppDeps, so every plugin shares its key cache and rate limiter). */
+export function orgApi(deps: AppDeps): OrgApi {
+  let api = shared.get(deps)
+  if (!api) shared.set(deps, (api = createOrgApi(deps)))
+  return api
+}
+
+function createOrgApi(deps: AppDeps): OrgApi {
+  const verifier = new OrgKeyVerifier(deps.sql)
+  const limiter = new RateLimiter({
+    limit: deps.config.patientApiRateLimit,
+    windowMs: deps.config.patientApiRateWindowMs,
+    prefix: deps.config.queuePrefix,
+    redis: deps.redis,
+  })
+  return {
+    verifier,
+    handle: (fn) => async ({ request, params }) => {
+      const requestId = requestIdOf(request)
+      try {
+        const url = new URL(request.url)
+        const principal = await authenticateOrg(verifier, request.headers.get('authorization'))
+        const version = requestVersion(request.headers.get('version'), principal.version)
+        if (limiter.enabled) {
+          const rate = await limiter.take(principal.keyId)
+          if (!rate.allowed)
+            throw new AppError('busy', `Too many requests: at most ${rate.limit} per ${deps.config.patientApiRateWindowMs} ms per API key`, {
+              details: { code: 'throttled', status: 429, retryAfter: rate.retryAfterS },
+            })
+        }
+        const text = hasBody(request.method) ? await readBody(request) : ''
+        const body = hasBody(request.method) ? parseJson(text) : undefined
+        const call: OrgCall = {
+          request,
+          url,
+          requestId,
+          principal,
+          version,
+          params: params ?? {},
+          body,
+          publicBaseUrl: deps.config.publicBaseUrl ?? url.origin,
+        }
+        const run = async (): Promise<Reply> => {
+          try {
+            const r = await fn(call)
+            return { status: r.status, body: JSON.stringify(r.body), headers: r.headers }
+          } catch (err) {
+            return errorAsReply(err, requestId)
+          }
+        }
+        return respond(await idempotent(deps.sql, principal.organizationId, request, url.pathname, text, run), requestId)
+      } catch (err) {
+        return respond(errorAsReply(err, requestId), requestId)
+      }
+    },
+  }
+}
+
+/** A bearer key of an organization -> its principal. 401 missing_api_key / invalid_api_key. */
+export async function authenticateOrg(verifier: OrgKeyVerifier, authorization: string | null): Promise<OrgPrincipal> {
+  const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null
+  if (!m) throw apiError('unauthorized', 'missing_api_key', 'Missing API key: send Authorization: Bearer <API key>')
+  const principal = await verifier.verify(m[1])
+  if (!principal) throw apiError('unauthorized', 'invalid_api_key', 'API key invalid')
+  return principal
+}
+
+function errorAsReply(err: unknown, requestId: string): Reply {
+  const { status, envelope } = errorReply(err, requestId)
+  const headers: Record<string, string> = {}
+  const retryAfter = err instanceof AppError ? (err.details.retryAfter as number | undefined) : undefined
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
+  if (status === 401) headers['www-authenticate'] = 'Bearer'
+  return { status, body: JSON.stringify(envelope), headers }
+}
+
+/** The envelope as a Response, for errors raised outside a handler (e.g. admin endpoints). */
+export function errorResponse(err: unknown, requestId: string): Response {
+  return respond(errorAsReply(err, requestId), requestId)
+}
+
+export function respond(reply: Reply, requestId: string): Response {
+  return new Response(reply.body, {
+    status: reply.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...reply.headers },
+  })
+}
+
+const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH'
+
+async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? 0)
+  if (declared > MAX_JSON_BODY_BYTES) throw tooLarge()
+  const text = await request.text()
+  if (Buffer.byteLength(text) > MAX_JSON_BODY_BYTES) throw tooLarge()
+  return text
+}
+
+const tooLarge = () => apiError('too-large', 'payload_too_large', `Request body exceeds the limit of ${MAX_JSON_BODY_BYTES} bytes`)
+
+/** The JSON body; an empty body is an empty object. */
+export function parseJson(text: string): unknown {
+  if (text.trim() === '') return {}
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw badRequest('The request body is not valid JSON')
+  }
+}

@@ -1,0 +1,35 @@
+// The patient is done (Done button, or the source answered in direct mode): the flow becomes
+// `complete`, patient_flow.completed is emitted with the full flow, and the browser goes back to
+// return_url. ../shared/notes/patient-api.md §4, §6.1.
+import type { Config } from '../config'
+import type { Sql } from '../db/client'
+import type { Jobs } from '../jobs/queues'
+import { type ConnectionRow } from '../patients/connections'
+import { completeFlow, type FlowRow, getFlow } from '../patients/flows'
+import { emitEvent } from '../webhooks/events'
+
+export interface FinishDeps {
+  sql: Sql
+  jobs: Jobs
+  config: Config
+}
+
+/** Completes the flow and answers the return URL. `direct` carries the direct-mode outcome. */
+export async function finishFlow(deps: FinishDeps, flow: FlowRow, publicBaseUrl: string, direct?: ConnectionRow): Promise<string> {
+  const done = await completeFlow(deps.sql, flow.id)
+  const view = await getFlow(deps.sql, done.organization_id, done.kind, done.id, publicBaseUrl)
+  await emitEvent({ sql: deps.sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }, done.organization_id, 'patient_flow.completed', view)
+  return returnUrl(done, direct)
+}
+
+export function returnUrl(flow: FlowRow, direct?: ConnectionRow): string {
+  const u = new URL(flow.return_url)
+  u.searchParams.set('patient_id', flow.patient_id)
+  u.searchParams.set(flow.kind === 'session' ? 'session_id' : 'patient_flow_id', flow.id)
+  if (direct) {
+    u.searchParams.set('success', direct.status === 'active' ? 'true' : 'false')
+    if (direct.status === 'active') u.searchParams.set('connection_id', direct.fhir_source_id)
+    else u.searchParams.set('error', direct.failure_code ?? 'oauth_callback_failed')
+  }
+  return u.toString()
+}

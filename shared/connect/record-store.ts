@@ -1,0 +1,87 @@
+// Stores the records pulled from a source in our FHIR store, under OUR ids: each source resource keeps
+// the id it was first given (connect_resource_map), so a re-sync updates instead of duplicating; the
+// references between them are rewritten to our ids; `meta.source` names the source
+// (`{fhir_base_url}#{fhirsrc_id}`, HAPI's `uri#request` form); the linked Patient carries the
+// organization's patient-id identifier. Written as one transaction Bundle of PUTs (set-wise, and an
+// unchanged resource is a no-op update, so an unchanged re-sync writes no new versions).
+import type { Sql } from '../db/client'
+import { processBundle } from '../fhir/bundle/process'
+import { rewriteReferences } from '../fhir/bundle/references'
+import type { FhirContext } from '../fhir/request'
+import { patientIdSystem } from '../patients/identifier'
+import { targetOf } from './source-pull'
+
+export interface RecordScope {
+  organizationId: string
+  patientId: string
+  fhirSourceId: string
+  fhirBaseUrl: string
+  /** The patient's id at the source. */
+  sourcePatientId: string
+}
+
+export interface StoreResult {
+  total: number
+  created: number
+  updated: number
+  unchanged: number
+  /** Our id of the linked Patient. */
+  patientId?: string
+}
+
+export async function storeRecords(ctx: FhirContext, sql: Sql, scope: RecordScope, resources: any[]): Promise<StoreResult> {
+  const sourceBase = scope.fhirBaseUrl.replace(/\/+$/, '')
+  const ids = await ourIds(sql, scope, resources)
+  const ourRef = (value: string): string | undefined => {
+    const t = targetOf(value, sourceBase)
+    if (!t) return undefined
+    const mine = ids.get(`${t.type}/${t.id}`)
+    // Not pulled: keep it pointing at the source, absolute (a relative one would dangle here).
+    return mine ? `${t.type}/${mine}` : `${sourceBase}/${t.type}/${t.id}`
+  }
+  const none = new Map<string, string>()
+  const system = patientIdSystem(scope.organizationId)
+  let linked: string | undefined
+  const entry = resources.map((src) => {
+    const r = structuredClone(src)
+    const id = ids.get(`${r.resourceType}/${r.id}`) as string
+    r.id = id
+    const { versionId, lastUpdated, source, ...meta } = r.meta ?? {}
+    r.meta = { ...meta, source: `${sourceBase}#${scope.fhirSourceId}` }
+    rewriteReferences(r, ourRef, none)
+    if (r.resourceType === 'Patient' && src.id === scope.sourcePatientId) {
+      linked = id
+      const others = (r.identifier ?? []).filter((i: any) => i?.system !== system)
+      r.identifier = [...others, { system, value: scope.patientId }]
+    }
+    return { fullUrl: `${ctx.baseUrl}/${r.resourceType}/${id}`, resource: r, request: { method: 'PUT', url: `${r.resourceType}/${id}` } }
+  })
+  const out: StoreResult = { total: resources.length, created: 0, updated: 0, unchanged: 0, patientId: linked }
+  if (entry.length === 0) return out
+  const res = await processBundle(ctx, { resourceType: 'Bundle', type: 'transaction', entry }, { maxEntries: Math.max(ctx.config.maxBundleEntries, entry.length) })
+  for (const e of res.resource.entry as any[]) {
+    if (String(e.response?.status).startsWith('201')) out.created++
+    else if (JSON.stringify(e.response?.outcome ?? {}).includes('_NO_CHANGE')) out.unchanged++
+    else out.updated++
+  }
+  return out
+}
+
+/** Our id for every pulled resource: the mapped one, or a new one recorded before the write (a crash
+ *  in between leaves a mapping whose PUT simply creates the resource next time). */
+async function ourIds(sql: Sql, scope: RecordScope, resources: any[]): Promise<Map<string, string>> {
+  const types = resources.map((r) => r.resourceType as string)
+  const sourceIds = resources.map((r) => String(r.id))
+  const fresh = resources.map(() => crypto.randomUUID())
+  const key = sql`${scope.organizationId}, ${scope.patientId}, ${scope.fhirSourceId}`
+  if (resources.length > 0) {
+    await sql`
+      insert into connect_resource_map (organization_id, patient_id, fhir_source_id, res_type, source_id, our_id)
+      select ${key}, t, s, o from unnest(${types}::text[], ${sourceIds}::text[], ${fresh}::text[]) as k(t, s, o)
+      on conflict do nothing`
+  }
+  const rows = await sql<{ res_type: string; source_id: string; our_id: string }[]>`
+    select res_type, source_id, our_id from connect_resource_map
+    where organization_id = ${scope.organizationId} and patient_id = ${scope.patientId} and fhir_source_id = ${scope.fhirSourceId}`
+  return new Map(rows.map((r) => [`${r.res_type}/${r.source_id}`, r.our_id]))
+}

@@ -1,0 +1,82 @@
+// The $reindex job: every current resource selected by the job's URLs (all resources when none) gets
+// its index rows recomputed, in keyset batches by rid. Each batch commits with its checkpoint, so a
+// job resumed after a crash continues exactly where the last batch ended.
+import type { Sql } from '../../db/client'
+import type { Fragment } from '../../db/fragments'
+import { AppError } from '../../errors'
+import type { AdminJobKind } from '../../jobs/admin-job'
+import { isResourceType } from '../definitions/resource-types'
+import { searchWhere } from '../search/execute'
+import { parseSearch } from '../search/parse'
+import { reindexBatch, type ReindexRow } from './reindex-batch'
+
+export interface ReindexParams {
+  /** Partial search URLs (`Patient?`, `Observation?status=final`); empty means every resource. */
+  urls: string[]
+  reindexSearchParameters: 'ALL' | 'NONE'
+  optimizeStorage: 'NONE' | 'CURRENT_VERSION' | 'ALL_VERSIONS'
+  optimisticLock: boolean
+  /** Base URL for reference criteria in the URLs. */
+  baseUrl: string
+  /** Base URL of absolute local references in index rows (PUBLIC_BASE_URL), as writes use. */
+  indexBaseUrl?: string
+}
+
+interface Cursor {
+  /** Index of the URL in progress. */
+  u: number
+  /** Last rid done in it. */
+  after: string
+}
+
+const BATCH = 1000
+
+/** Checks a $reindex URL (400 for an unknown type or parameter) and answers its selection. */
+export function reindexSelection(sql: Sql, url: string | undefined, baseUrl: string): Fragment {
+  if (url === undefined) return sql`not r0.deleted`
+  const [type, query = ''] = url.split('?', 2) as [string, string?]
+  if (!isResourceType(type)) throw new AppError('invalid', `Unknown resource type "${type}" in $reindex url "${url}"`)
+  const q = parseSearch([type], new URLSearchParams(query), { defaultCount: 1, maxCount: 1 })
+  return searchWhere(sql, q, baseUrl)
+}
+
+export const ReindexJobKind: AdminJobKind<ReindexParams> = {
+  kind: 'reindex',
+  async run(run, p) {
+    const sql = run.sql
+    const selections = p.urls.length > 0 ? p.urls.map((u) => reindexSelection(sql, u, p.baseUrl)) : [reindexSelection(sql, undefined, p.baseUrl)]
+    if (p.reindexSearchParameters === 'NONE') {
+      // Storage is always inline here: optimizeStorage has nothing to move, and no index changes.
+      await run.checkpoint({ cursor: null, processed: 0, total: 0 })
+      return { reindexed: 0 }
+    }
+    let cursor = (run.cursor as Cursor | undefined) ?? { u: 0, after: '0' }
+    let processed = run.processed
+    if (run.cursor === undefined) {
+      let total = 0
+      for (const where of selections) total += Number((await sql`select count(*)::bigint as n from resource r0 where ${where}`)[0].n)
+      await run.checkpoint({ cursor, processed, total })
+    }
+    for (let u = cursor.u; u < selections.length; u++) {
+      const where = selections[u] as Fragment
+      const fetch = (after: string) =>
+        sql<ReindexRow[]>`
+          select r0.rid::text as rid, r0.res_type as type, r0.version, r0.content from resource r0
+          where ${where} and r0.rid > ${after}::bigint order by r0.rid limit ${BATCH}`.then((rows) => ({ rows }))
+      let next = fetch(u === cursor.u ? cursor.after : '0')
+      for (;;) {
+        const { rows } = await next
+        if (rows.length === 0) break
+        const after = (rows[rows.length - 1] as ReindexRow).rid
+        next = fetch(after) // read ahead while this batch writes
+        await sql.begin(async (tx) => {
+          await reindexBatch(tx, rows, p.indexBaseUrl)
+          cursor = { u, after }
+          await run.checkpoint({ cursor, processed: processed + rows.length }, tx)
+        })
+        processed += rows.length
+      }
+    }
+    return { reindexed: processed }
+  },
+}

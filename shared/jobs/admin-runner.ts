@@ -1,0 +1,79 @@
+// Runs one admin job for a worker: claims the row for this attempt, runs the kind's processor from the
+// saved cursor, and records the outcome. A retried attempt (after a crash or an error) resumes from
+// the last checkpoint; an attempt that lost the job to another cannot checkpoint any more.
+import type { Sql, TxSql } from '../db/client'
+import { AppError } from '../errors'
+import { log } from '../log'
+import { type AdminJobKind, type AdminJobRun, JobCancelled } from './admin-job'
+import type { JobProgress } from './progress'
+
+export interface RunOptions {
+  /** No retry follows this attempt: an error marks the job failed. */
+  finalAttempt: boolean
+  progress(p: JobProgress): void
+}
+
+export async function runAdminJob(sql: Sql, kinds: ReadonlyMap<string, AdminJobKind>, id: string, opts: RunOptions): Promise<unknown> {
+  const owner = crypto.randomUUID()
+  const [row] = await sql`
+    update admin_job set state = 'running', owner = ${owner}, started_at = coalesce(started_at, now()), updated_at = now()
+    where id = ${id} and state in ('queued', 'running') and not cancel_requested
+    returning kind, params, cursor, processed, total`
+  if (!row) return settleUnclaimed(sql, id)
+  const kind = kinds.get(row.kind)
+  if (!kind) return finish(sql, id, owner, 'failed', { error: { status: 500, message: `No processor for admin job kind "${row.kind}"` } })
+  const run: AdminJobRun = {
+    id,
+    sql,
+    cursor: row.cursor ?? undefined,
+    processed: Number(row.processed),
+    async checkpoint({ cursor, processed, total }, tx?: TxSql) {
+      const q = (tx ?? sql) as Sql
+      const [r] = await q`
+        update admin_job set cursor = ${cursor === undefined ? null : q.json(cursor as never)}, processed = ${processed},
+          total = coalesce(${total ?? null}::bigint, total), updated_at = now()
+        where id = ${id} and owner = ${owner}
+        returning cancel_requested, total`
+      if (!r) throw new Error(`admin job ${id} was taken over by another attempt`)
+      opts.progress({ done: processed, total: Number(r.total ?? 0) })
+      if (r.cancel_requested) throw new JobCancelled()
+    },
+  }
+  try {
+    const result = await kind.run(run, row.params)
+    await finish(sql, id, owner, 'completed', { result })
+    return result
+  } catch (err) {
+    if (err instanceof JobCancelled) {
+      await finish(sql, id, owner, 'cancelled', {})
+      return { cancelled: true }
+    }
+    const e = err as Error
+    const permanent = err instanceof AppError && err.status < 500
+    if (opts.finalAttempt || permanent) {
+      await finish(sql, id, owner, 'failed', { error: { status: err instanceof AppError ? err.status : 500, message: e.message } })
+    } else {
+      log.warn('admin job attempt failed; it will resume from its cursor', { id, err: e.message })
+    }
+    throw err
+  }
+}
+
+async function finish(sql: Sql, id: string, owner: string, state: 'completed' | 'failed' | 'cancelled', out: { result?: unknown; error?: unknown }) {
+  await sql`
+    update admin_job set state = ${state}, result = ${out.result === undefined ? null : sql.json(out.result as never)},
+      error = ${out.error === undefined ? null : sql.json(out.error as never)}, finished_at = now(), updated_at = now()
+    where id = ${id} and owner = ${owner}`
+  return out.result
+}
+
+/** A job this attempt could not claim: cancelled before it ran, already finished, or gone. */
+async function settleUnclaimed(sql: Sql, id: string): Promise<unknown> {
+  const [row] = await sql`
+    update admin_job set state = 'cancelled', finished_at = now(), updated_at = now()
+    where id = ${id} and state in ('queued', 'running') and cancel_requested
+    returning id`
+  if (row) return { cancelled: true }
+  const [done] = await sql`select state, result from admin_job where id = ${id}`
+  return done?.result ?? undefined
+}

@@ -1,0 +1,210 @@
+// The SMART side of the connect flow against the test EHR: the consent page, denial, a bad or replayed
+// state, a failed token exchange, an expired flow, direct mode (success and failure), discovery through
+// the CapabilityStatement with a public client, token refresh, and refresh failure with its event.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { verifySignature } from '../shared/webhooks/signature'
+import { adminFetch, call } from './patients-client'
+import { useTestServer } from './harness'
+import { startTestEhr, type TestEhr } from './support/test-ehr'
+import { type ConnectSetup, connectionState, createFlow, flowConnections, pressConnect, setupConnect, syncDone, throughEhr, waitFor } from './support/test-ehr-flow'
+import { type Receiver, startReceiver } from './support/test-ehr-receiver'
+
+const s = useTestServer({ CONNECT_RESYNC_INTERVAL_MS: '0', WEBHOOK_RETRY_DELAYS_MS: '0,100', TOKEN_ENCRYPTION_KEY: 'ab'.repeat(32) })
+let ehr: TestEhr
+let setup: ConnectSetup
+let hooks: Receiver
+
+beforeAll(async () => {
+  ehr = await startTestEhr()
+  setup = await setupConnect(s, ehr)
+  hooks = startReceiver()
+  const res = await call(s, setup.org, '/webhooks', { method: 'POST', json: { url: hooks.url, events: ['*'] } })
+  expect(res.status).toBe(200)
+  hooks.status = 200
+  ;(globalThis as any).whsec = (await res.json() as any).secret
+})
+afterAll(async () => {
+  hooks?.stop()
+  await ehr?.stop()
+})
+
+describe('picker mode outcomes', () => {
+  test('the consent page: Deny records a failed connection with failure_code user_denied', async () => {
+    ehr.decision = 'page'
+    const flow = await createFlow(s, setup.org, { patient_id: 'p-deny' })
+    const authorize = await pressConnect(s, flow.id, setup.source.id)
+    const consent = await fetch(authorize)
+    const html = await consent.text()
+    expect(html).toContain('value="approve">Approve</button>')
+    const request = /name="request" value="([^"]+)"/.exec(html)?.[1] as string
+    const denied = await fetch(`${ehr.origin}/authorize/decision`, { method: 'POST', body: new URLSearchParams({ request, decision: 'deny' }), redirect: 'manual' })
+    const back = await fetch(denied.headers.get('location') as string, { redirect: 'manual' })
+    expect(back.status).toBe(303)
+    expect(back.headers.get('location')).toBe(`/connect/${flow.id}?result=denied`)
+    const page = await (await fetch(`${s.base}${back.headers.get('location')}`)).text()
+    expect(page).toContain('You declined to share your records')
+    expect(page).toContain('Not connected: you declined')
+    const [c] = await flowConnections(s, setup.org, flow.id)
+    expect(c).toMatchObject({ id: null, connection_id: setup.source.id, status: 'failed', failure_code: 'user_denied' })
+    expect(c.failure_at).toBeString()
+    const [row] = await s.sql<any[]>`select access_token from connection where flow_id = ${flow.id}`
+    expect(row.access_token).toBeNull()
+  })
+
+  test('an unknown or missing state is refused with a page, and nothing is recorded', async () => {
+    const res = await fetch(`${s.base}/connect/callback?state=forged&code=abc`, { redirect: 'manual' })
+    expect(res.status).toBe(400)
+    expect(await res.text()).toContain('This sign-in has expired')
+    expect((await fetch(`${s.base}/connect/callback`, { redirect: 'manual' })).status).toBe(400)
+  })
+
+  test('a callback with neither code nor error is oauth_callback_failed; a rejected code is token_exchange_failed', async () => {
+    const flow = await createFlow(s, setup.org, { patient_id: 'p-fail' })
+    const a = await pressConnect(s, flow.id, setup.source.id)
+    const res = await fetch(`${s.base}/connect/callback?state=${a.searchParams.get('state')}`, { redirect: 'manual' })
+    expect(res.headers.get('location')).toBe(`/connect/${flow.id}?result=failed`)
+    const b = await pressConnect(s, flow.id, setup.source.id)
+    const bad = await fetch(`${s.base}/connect/callback?state=${b.searchParams.get('state')}&code=not-a-code`, { redirect: 'manual' })
+    expect(bad.headers.get('location')).toBe(`/connect/${flow.id}?result=failed`)
+    const conns = await flowConnections(s, setup.org, flow.id)
+    expect(conns.map((c) => c.failure_code)).toEqual(['oauth_callback_failed', 'token_exchange_failed'])
+  })
+
+  test('an expired flow shows a clear page and cannot connect', async () => {
+    const flow = await createFlow(s, setup.org, { patient_id: 'p-expired', expires_in: 60 })
+    await s.sql`update patient_flow set expires_at = now() - interval '1 second' where id = ${flow.id}`
+    const res = await fetch(flow.url)
+    expect(res.status).toBe(410)
+    expect(await res.text()).toContain('This link has expired')
+    const connect = await fetch(`${s.base}/connect/${flow.id}/authorize`, { method: 'POST', body: new URLSearchParams({ source_id: setup.source.id }), redirect: 'manual' })
+    expect(connect.status).toBe(410)
+    expect((await fetch(`${s.base}/connect/${flow.id}/done`, { method: 'POST', redirect: 'manual' })).status).toBe(410)
+    expect((await fetch(`${s.base}/connect/pf_unknown`)).status).toBe(404)
+  })
+})
+
+describe('direct mode', () => {
+  test('the page redirects to the source at once; success returns with success=true and connection_id', async () => {
+    ehr.decision = 'approve'
+    const flow = await createFlow(s, setup.org, { patient_id: 'p-direct', connection_id: setup.source.id })
+    const res = await fetch(flow.url, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    const authorize = new URL(res.headers.get('location') as string)
+    expect(authorize.origin).toBe(ehr.origin)
+    const back = await throughEhr(authorize)
+    expect(back.status).toBe(303)
+    const ret = new URL(back.headers.get('location') as string)
+    expect(Object.fromEntries(ret.searchParams)).toEqual({ patient_id: 'p-direct', patient_flow_id: flow.id, success: 'true', connection_id: setup.source.id })
+    expect((await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json() as any).status).toBe('complete')
+    const completed = await waitFor(async () => hooks.ofType('patient_flow.completed').find((d) => d.event.data.object.id === flow.id))
+    expect(completed.event.data.object.connections[0].status).toBe('active')
+  })
+
+  test('denial returns with success=false and error=user_denied', async () => {
+    ehr.decision = 'deny'
+    const flow = await createFlow(s, setup.org, { patient_id: 'p-direct-deny', connection_id: setup.source.id })
+    const res = await fetch(flow.url, { redirect: 'manual' })
+    const back = await throughEhr(new URL(res.headers.get('location') as string))
+    const ret = new URL(back.headers.get('location') as string)
+    expect(Object.fromEntries(ret.searchParams)).toEqual({ patient_id: 'p-direct-deny', patient_flow_id: flow.id, success: 'false', error: 'user_denied' })
+  })
+})
+
+describe('tokens', () => {
+  let conn: any
+  const patientId = 'p-tokens'
+
+  test('discovery falls back to the CapabilityStatement; a public client exchanges with client_id only', async () => {
+    ehr.decision = 'approve'
+    ehr.wellKnown = false
+    ehr.clientSecret = null
+    await adminFetch(s, `/admin/fhir-sources/${setup.source.id}`, { method: 'PATCH', json: { client_secret: null } })
+    try {
+      const flow = await createFlow(s, setup.org, { patient_id: patientId })
+      const before = ehr.counts.codeGrants
+      const back = await throughEhr(await pressConnect(s, flow.id, setup.source.id))
+      expect(back.headers.get('location')).toBe(`/connect/${flow.id}?result=connected`)
+      expect(ehr.counts.codeGrants).toBe(before + 1)
+      conn = (await flowConnections(s, setup.org, flow.id))[0]
+      expect(conn.status).toBe('active')
+      expect((await syncDone(s, setup.org, patientId, conn.id)).sync.status).toBe('succeeded')
+    } finally {
+      ehr.wellKnown = true
+    }
+  })
+
+  test('a source that lists Patient/$everything is pulled through it, with the same records', async () => {
+    ehr.advertiseEverything = true
+    try {
+      const flow = await createFlow(s, setup.org, { patient_id: 'p-everything' })
+      await throughEhr(await pressConnect(s, flow.id, setup.source.id))
+      const c = (await flowConnections(s, setup.org, flow.id))[0]
+      const from = ehr.paths.length
+      const done = await syncDone(s, setup.org, 'p-everything', c.id)
+      expect(done.sync.status).toBe('succeeded')
+      const paths = ehr.paths.slice(from)
+      expect(paths.some((p) => p.startsWith(`/Patient/${ehr.patientId}/$everything`))).toBe(true)
+      expect(paths.some((p) => p.startsWith(`/Patient/${ehr.patientId}/Observation`))).toBe(false)
+      const viaCompartment = await connectionState(s, setup.org, patientId, conn.id)
+      expect(done.sync.total).toBe(viaCompartment.sync.total)
+    } finally {
+      ehr.advertiseEverything = false
+    }
+  })
+
+  test('an expired access token is refreshed and the rotated refresh token kept (encrypted)', async () => {
+    const [before] = await s.sql<any[]>`select refresh_token, last_synced_at from connection where id = ${conn.id}`
+    ehr.expireAccessTokens()
+    const refreshes = ehr.counts.refreshGrants
+    const rejected = ehr.counts.rejected
+    const res = await call(s, setup.org, `/patients/${patientId}/connections/${conn.id}/sync`, { method: 'POST' })
+    expect(res.status).toBe(202)
+    const done = await syncDone(s, setup.org, patientId, conn.id, before.last_synced_at.toISOString())
+    expect(done.status).toBe('active')
+    expect(done.sync.status).toBe('succeeded')
+    expect(ehr.counts.refreshGrants).toBe(refreshes + 1)
+    expect(ehr.counts.rejected).toBe(rejected + 1)
+    const [after] = await s.sql<any[]>`select refresh_token from connection where id = ${conn.id}`
+    expect(after.refresh_token).toMatch(/^v1\./)
+    expect(after.refresh_token).not.toBe(before.refresh_token)
+    // The new refresh token works: another forced expiry refreshes again.
+    ehr.expireAccessTokens()
+    await call(s, setup.org, `/patients/${patientId}/connections/${conn.id}/sync`, { method: 'POST' })
+    const again = await syncDone(s, setup.org, patientId, conn.id, done.sync.last_synced_at)
+    expect(again.sync.status).toBe('succeeded')
+    expect(ehr.counts.refreshGrants).toBe(refreshes + 2)
+  })
+
+  test('a source that fails makes the sync fail: the error is on the connection and records.sync.failed is sent', async () => {
+    ehr.failFhir = true
+    try {
+      await call(s, setup.org, `/patients/${patientId}/connections/${conn.id}/sync`, { method: 'POST' })
+      const done = await syncDone(s, setup.org, patientId, conn.id)
+      expect(done.status).toBe('active')
+      expect(done.sync.status).toBe('failed')
+      expect(done.sync.error).toContain('503')
+      const ev = await waitFor(async () => hooks.ofType('records.sync.failed').find((d) => d.event.data.object.id === conn.id))
+      expect(ev.event.data.object).toMatchObject({ patient_id: patientId, connection_id: setup.source.id })
+      expect(ev.event.data.object.error_message).toContain('503')
+    } finally {
+      ehr.failFhir = false
+    }
+  })
+
+  test('a refresh that fails sets refresh_failed and emits connection.token_refresh_failed, signed', async () => {
+    ehr.expireAccessTokens()
+    ehr.revokeRefreshTokens()
+    await call(s, setup.org, `/patients/${patientId}/connections/${conn.id}/sync`, { method: 'POST' })
+    const done = await syncDone(s, setup.org, patientId, conn.id)
+    expect(done.status).toBe('refresh_failed')
+    expect(done.sync.error).toContain('token refresh failed')
+    const ev = await waitFor(async () => hooks.ofType('connection.token_refresh_failed')[0])
+    expect(ev.event.data.object).toMatchObject({ id: conn.id, resource_type: 'connection', status: 'refresh_failed', connection_id: setup.source.id })
+    expect(verifySignature((globalThis as any).whsec, ev.signature, ev.body)).toBe(true)
+    // An inactive connection does not sync.
+    expect((await call(s, setup.org, `/patients/${patientId}/connections/${conn.id}/sync`, { method: 'POST' })).status).toBe(409)
+    const sync = await waitFor(async () => hooks.ofType('records.sync.completed').find((d) => d.event.data.object.id === conn.id))
+    expect(sync.event.data.object).toMatchObject({ patient_id: patientId, connection_id: setup.source.id, errors: 0 })
+    expect(sync.event.data.object.total).toBeGreaterThan(50)
+  })
+})
