@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createApiKey } from '../shared/auth/api-keys'
 import { BATCH, expunge } from '../shared/fhir/repo/expunge'
-import { createResource, readJson, startTestServer, useTestServer } from './harness'
+import { ADMIN_KEY, createResource, readJson, startTestServer, useTestServer } from './harness'
 import { writes } from './write-expect'
 
 const s = useTestServer()
@@ -213,6 +213,25 @@ describe('type and system level', () => {
     const [{ left }] = await s.sql<{ left: number }[]>`select count(*)::int as left from resource where res_type = 'Basic'`
     expect(left).toBe(0)
     expect(await orphanRows()).toEqual({})
+  })
+})
+
+describe('as an admin job', () => {
+  test('each expunge is a job with its count; Prefer: respond-async answers 202 with its status address', async () => {
+    const a = await create({ resourceType: 'Basic', code: { text: 'async-expunge' } })
+    await put({ ...a, code: { text: 'async-expunge v2' } })
+    const res = await s.fhirFetch(`/Basic/${a.id}/$expunge`, { method: 'POST', json: params(bool('expungePreviousVersions')), headers: { prefer: 'respond-async' } })
+    expect(res.status).toBe(202)
+    const status = res.headers.get('content-location') as string
+    expect(status).toMatch(/\/admin\/jobs\/[0-9a-f-]{36}$/)
+    let job: any
+    for (let i = 0; i < 200; i++) {
+      job = await readJson(await fetch(status, { headers: { authorization: `Bearer ${ADMIN_KEY}` } }))
+      if (job.state === 'completed') break
+      await Bun.sleep(25)
+    }
+    expect(job).toMatchObject({ kind: 'expunge', state: 'completed', processed: 1, result: { count: 1 } })
+    expect(await versionRows('Basic', a.id)).toEqual([2])
   })
 })
 

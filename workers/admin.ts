@@ -5,12 +5,13 @@ import { runAdminJob } from '../shared/jobs/admin-runner'
 import { checkPayload } from '../shared/jobs/definition'
 import { ReindexPassJob } from '../shared/jobs/reindex-pass'
 import { ReindexJobKind } from '../shared/fhir/reindex/reindex-job'
+import { ExpungeJobKind } from '../shared/fhir/repo/expunge-job'
 import { TerminologyRebuildJobKind } from '../shared/fhir/terminology/rebuild-job'
 import { performReindexingPass } from '../shared/fhir/reindex/reindex-pass'
 import type { Registration, WorkerDeps } from './registry'
 
 /** Every admin job kind, by name. */
-export const ADMIN_JOB_KINDS: ReadonlyMap<string, AdminJobKind> = new Map([ReindexJobKind, TerminologyRebuildJobKind].map((k) => [k.kind, k as AdminJobKind]))
+export const ADMIN_JOB_KINDS: ReadonlyMap<string, AdminJobKind> = new Map([ReindexJobKind, ExpungeJobKind, TerminologyRebuildJobKind].map((k) => [k.kind, k as AdminJobKind]))
 
 export function adminRegistrations(deps: WorkerDeps): Registration[] {
   const indexBaseUrl = deps.config.publicBaseUrl ? `${deps.config.publicBaseUrl}/fhir` : undefined
@@ -21,7 +22,7 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
       // A killed worker's job is taken over within ~15 s and resumes from its cursor.
       takeover: { lockMs: 10_000, stalledMs: 5_000 },
       process: (data, job) =>
-        runAdminJob(deps.sql, ADMIN_JOB_KINDS, checkPayload(AdminJob, data).jobId, {
+        runAdminJob(deps.repo, ADMIN_JOB_KINDS, checkPayload(AdminJob, data).jobId, {
           finalAttempt: job.attempt >= job.maxAttempts,
           progress: job.progress,
         }),

@@ -14,7 +14,7 @@ export function exportRoutes(deps: AppDeps) {
       await getPatient(deps.sql, principal.organizationId, params.id)
       const selfUrl = `${publicBaseUrl}/patients/${encodeURIComponent(params.id)}/$everything`
       const page = await exportPatientPage(
-        { repo: deps.repo, redis: deps.redis },
+        { repo: deps.repo, redis: deps.redis, jobs: deps.jobs, config: deps.config },
         { organizationId: principal.organizationId, patientId: params.id, query: url.searchParams, selfUrl },
       )
       return ok(page)

@@ -3,6 +3,7 @@
 // work asked twice while it runs is one job (dedupe key under a unique index).
 import { Type } from '@sinclair/typebox'
 import type { Sql, TxSql } from '../db/client'
+import type { Repo } from '../fhir/repo/repo'
 import { AppError } from '../errors'
 import { defineJob } from './definition'
 import type { Jobs } from './queues'
@@ -29,6 +30,8 @@ export interface AdminJobKind<P = any> {
 export interface AdminJobRun {
   id: string
   sql: Sql
+  /** The resource store (for kinds that notify caches of what they changed). */
+  repo: Repo
   /** The cursor of the last checkpoint, or undefined when the job starts from the beginning. */
   cursor: unknown
   processed: number
@@ -132,5 +135,20 @@ function viewOf(r: any): AdminJobView {
     createdAt: r.created_at.toISOString(),
     startedAt: r.started_at?.toISOString() ?? null,
     finishedAt: r.finished_at?.toISOString() ?? null,
+  }
+}
+
+/**
+ * Waits for a job to finish (any node may run it), polling its row; undefined when it is still going
+ * after `timeoutMs`.
+ */
+export async function waitForAdminJob(sql: Sql, id: string, timeoutMs: number): Promise<AdminJobView | undefined> {
+  const until = Date.now() + timeoutMs
+  for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+    const job = await adminJob(sql, id)
+    if (!job) throw new AppError('not-found', `Job ${id} not found`)
+    if (job.state === 'completed' || job.state === 'failed' || job.state === 'cancelled') return job
+    if (Date.now() > until) return undefined
+    await Bun.sleep(delay)
   }
 }

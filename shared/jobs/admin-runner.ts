@@ -2,6 +2,7 @@
 // saved cursor, and records the outcome. A retried attempt (after a crash or an error) resumes from
 // the last checkpoint; an attempt that lost the job to another cannot checkpoint any more.
 import type { Sql, TxSql } from '../db/client'
+import type { Repo } from '../fhir/repo/repo'
 import { AppError } from '../errors'
 import { log } from '../log'
 import { type AdminJobKind, type AdminJobRun, JobCancelled } from './admin-job'
@@ -13,7 +14,8 @@ export interface RunOptions {
   progress(p: JobProgress): void
 }
 
-export async function runAdminJob(sql: Sql, kinds: ReadonlyMap<string, AdminJobKind>, id: string, opts: RunOptions): Promise<unknown> {
+export async function runAdminJob(repo: Repo, kinds: ReadonlyMap<string, AdminJobKind>, id: string, opts: RunOptions): Promise<unknown> {
+  const sql = repo.sql
   const owner = crypto.randomUUID()
   const [row] = await sql`
     update admin_job set state = 'running', owner = ${owner}, started_at = coalesce(started_at, now()), updated_at = now()
@@ -25,6 +27,7 @@ export async function runAdminJob(sql: Sql, kinds: ReadonlyMap<string, AdminJobK
   const run: AdminJobRun = {
     id,
     sql,
+    repo,
     cursor: row.cursor ?? undefined,
     processed: Number(row.processed),
     async checkpoint({ cursor, processed, total }, tx?: TxSql) {

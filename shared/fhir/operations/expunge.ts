@@ -3,14 +3,18 @@
 // level only, expungeEverything; answers Parameters {count}. Runs in batches (shared/fhir/repo/expunge.ts).
 // https://hapifhir.io/hapi-fhir/docs/server_jpa/configuration.html
 import { AppError } from '../../errors'
-import { expunge, expungeEverything, type ExpungeOutcome } from '../repo/expunge'
-import type { FhirContext, FhirResponse } from '../request'
+import { startAdminJob, waitForAdminJob } from '../../jobs/admin-job'
+import type { ExpungeParams } from '../repo/expunge-job'
+import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { type OperationInput, parameters } from './params'
 import type { OperationDef, OperationTarget } from './types'
 
 const DEFAULT_LIMIT = 1000
 
-async function expungeOperation(ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+/** How long the request waits for the job before answering 202 with the job's status address. */
+const WAIT_MS = 10 * 60_000
+
+async function expungeOperation(req: FhirRequest, ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
   if (!ctx.config.expungeEnabled) throw new AppError('not-allowed', 'HAPI-0968: $expunge is not enabled on this server')
   const limit = input.integer('limit') ?? DEFAULT_LIMIT
   if (limit < 1) throw new AppError('invalid', `HAPI-1087: Expunge limit may not be less than 1.  Received expunge limit ${limit}.`)
@@ -19,14 +23,21 @@ async function expungeOperation(ctx: FhirContext, target: OperationTarget, input
   const everything = input.boolean('expungeEverything') ?? false
   if (everything && target.level !== 'system')
     throw new AppError('invalid', 'expungeEverything is only allowed at the system level ([base]/$expunge)')
-  let outcome: ExpungeOutcome
-  if (everything) outcome = await expungeEverything(ctx.repo.sql)
-  else {
-    const scope = target.level === 'system' ? {} : { type: target.type, ...(await resolve(ctx, target)) }
-    outcome = await expunge(ctx.repo.sql, scope, { limit, deletedResources, previousVersions })
+  const scope = everything || target.level === 'system' ? {} : { type: target.type, ...(await resolve(ctx, target)) }
+  const params: ExpungeParams = { everything, scope, options: { limit, deletedResources, previousVersions } }
+  if (!ctx.jobs) throw new AppError('fault', '$expunge needs the job queues')
+  // It runs as an admin job (progress at /admin/jobs/{id}); the answer waits for it, as HAPI's does,
+  // unless the client asks for `Prefer: respond-async`.
+  const job = await startAdminJob(ctx.repo.sql, ctx.jobs, 'expunge', params, `expunge:${JSON.stringify(params)}`)
+  const statusUrl = `${ctx.baseUrl.replace(/\/fhir$/, '')}/admin/jobs/${job.id}`
+  const async = /respond-async/.test(req.headers.prefer ?? '')
+  const done = async ? undefined : await waitForAdminJob(ctx.repo.sql, job.id, WAIT_MS)
+  if (!done) return { status: 202, contentLocation: statusUrl, resource: parameters({ name: 'jobId', valueString: job.id }) }
+  if (done.state !== 'completed') {
+    const error = done.error as { status?: number; message?: string } | null
+    throw new AppError(error?.status === 400 ? 'invalid' : 'fault', `$expunge job ${job.id} ${done.state}: ${error?.message ?? ''}`)
   }
-  await ctx.repo.removed(outcome.removedTypes)
-  return { status: 200, resource: parameters({ name: 'count', valueInteger: outcome.count }) }
+  return { status: 200, resource: parameters({ name: 'count', valueInteger: (done.result as { count: number }).count }) }
 }
 
 /** The rid (and version) of an instance- or version-level target; 404 when unknown, 412 for the current version. */
@@ -50,6 +61,6 @@ export const operations: OperationDef[] = [
     levels: ['system', 'type', 'instance', 'version'],
     methods: ['POST'],
     scope: 'admin',
-    handler: (_req, ctx, target, input) => expungeOperation(ctx, target, input),
+    handler: (req, ctx, target, input) => expungeOperation(req, ctx, target, input),
   },
 ]

@@ -1,9 +1,10 @@
 // Reindexing one batch: the index rows of current versions recomputed under the current search
 // parameters, in one statement, without a new version. A resource updated since it was read is left
-// alone: its own write already indexed it.
+// alone: its own write already indexed it. Extraction (CPU) and the write (database) are separate
+// steps, so a job can extract the next batch while the database writes this one.
 import type { TxSql } from '../../db/client'
 import { parseFhirJson } from '../format/json'
-import { indexRowCtes } from '../search/index-store'
+import { type ExtractedRows, extractedCtes, extractRows } from '../search/index-store'
 
 export interface ReindexRow {
   rid: string
@@ -12,20 +13,29 @@ export interface ReindexRow {
   content: string
 }
 
-/** Reindexes the rows in `tx`; answers how many were reindexed (the others changed in between). */
-export async function reindexBatch(tx: TxSql, rows: ReindexRow[], baseUrl?: string): Promise<number> {
-  if (rows.length === 0) return 0
-  const rids = rows.map((r) => r.rid)
+export interface PreparedBatch {
+  rows: ReindexRow[]
+  extracted: ExtractedRows
+}
+
+export function prepareBatch(rows: ReindexRow[], baseUrl?: string): PreparedBatch {
+  return { rows, extracted: extractRows(rows.map((r) => ({ rid: r.rid, type: r.type, resource: parseFhirJson(r.content) })), baseUrl) }
+}
+
+/** Writes a prepared batch in `tx`; answers how many were reindexed (the others changed in between). */
+export async function writeBatch(tx: TxSql, batch: PreparedBatch): Promise<number> {
+  if (batch.rows.length === 0) return 0
+  const rids = batch.rows.map((r) => r.rid)
   const locked = await tx<{ rid: string; version: number }[]>`
     select rid::text, version from resource where rid = any(${rids}::bigint[]) and not deleted order by rid for update`
   const current = new Map(locked.map((r) => [r.rid, r.version]))
-  const keep = rows.filter((r) => current.get(r.rid) === r.version)
-  const ctes = indexRowCtes(
-    tx,
-    keep.map((r) => ({ rid: r.rid, type: r.type, resource: parseFhirJson(r.content) })),
-    keep.map((r) => r.rid),
-    baseUrl,
-  )
+  const keep = new Set(batch.rows.filter((r) => current.get(r.rid) === r.version).map((r) => r.rid))
+  const ctes = extractedCtes(tx, batch.extracted, rids, keep.size === rids.length ? undefined : keep)
   if (ctes) await tx`with ${ctes} select 1`
-  return keep.length
+  return keep.size
+}
+
+/** Extracts and writes in one go (a pass, or one resource). */
+export function reindexBatch(tx: TxSql, rows: ReindexRow[], baseUrl?: string): Promise<number> {
+  return writeBatch(tx, prepareBatch(rows, baseUrl))
 }

@@ -8,7 +8,7 @@ import type { AdminJobKind } from '../../jobs/admin-job'
 import { isResourceType } from '../definitions/resource-types'
 import { searchWhere } from '../search/execute'
 import { parseSearch } from '../search/parse'
-import { reindexBatch, type ReindexRow } from './reindex-batch'
+import { prepareBatch, type ReindexRow, writeBatch } from './reindex-batch'
 
 export interface ReindexParams {
   /** Partial search URLs (`Patient?`, `Observation?status=final`); empty means every resource. */
@@ -63,18 +63,24 @@ export const ReindexJobKind: AdminJobKind<ReindexParams> = {
         sql<ReindexRow[]>`
           select r0.rid::text as rid, r0.res_type as type, r0.version, r0.content from resource r0
           where ${where} and r0.rid > ${after}::bigint order by r0.rid limit ${BATCH}`.then((rows) => ({ rows }))
-      let next = fetch(u === cursor.u ? cursor.after : '0')
-      for (;;) {
-        const { rows } = await next
-        if (rows.length === 0) break
+      // A pipeline: while the database writes batch k, this thread extracts batch k+1.
+      let rows = (await fetch(u === cursor.u ? cursor.after : '0')).rows
+      let prepared = prepareBatch(rows, p.indexBaseUrl)
+      while (rows.length > 0) {
         const after = (rows[rows.length - 1] as ReindexRow).rid
-        next = fetch(after) // read ahead while this batch writes
-        await sql.begin(async (tx) => {
-          await reindexBatch(tx, rows, p.indexBaseUrl)
+        const batch = prepared
+        const count = rows.length
+        const writing = sql.begin(async (tx) => {
+          await writeBatch(tx, batch)
           cursor = { u, after }
-          await run.checkpoint({ cursor, processed: processed + rows.length }, tx)
+          await run.checkpoint({ cursor, processed: processed + count }, tx)
         })
-        processed += rows.length
+        // Keep the write's failure for the await below (not an unhandled rejection meanwhile).
+        writing.catch(() => {})
+        rows = (await fetch(after)).rows
+        prepared = prepareBatch(rows, p.indexBaseUrl)
+        await writing
+        processed += count
       }
     }
     return { reindexed: processed }

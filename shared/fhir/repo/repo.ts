@@ -71,22 +71,22 @@ export class Repo {
   async insert(versions: NewVersion[]): Promise<void> {
     const w = new WriteTx(this.sql as unknown as TxSql, this.hooks)
     await w.write(versions, new Set())
-    for (const after of w.committed) after()
+    await Promise.all(w.committed.map((after) => after()))
   }
 
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
   async transaction<T>(fn: (w: WriteTx) => Promise<T>): Promise<T> {
     let w: WriteTx | undefined
     const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks))))) as T
-    for (const after of w?.committed ?? []) after()
+    await Promise.all((w?.committed ?? []).map((after) => after()))
     return result
   }
 }
 
 /** Writes inside one transaction. Each method is one statement, set-wise where it takes a list. */
 export class WriteTx {
-  /** Run once the transaction has committed (never when it rolls back). */
-  readonly committed: (() => void)[] = []
+  /** Run once the transaction has committed (never when it rolls back); the write waits for them. */
+  readonly committed: (() => void | Promise<void>)[] = []
 
   constructor(
     readonly tx: TxSql,

@@ -31,8 +31,18 @@ export interface Indexable {
  * inserted, as extracted under the current search parameters. Writes and reindexing share it.
  */
 export function indexRowCtes(tx: TxSql, written: Indexable[], superseded: string[], baseUrl?: string): Fragment | undefined {
+  return extractedCtes(tx, extractRows(written, baseUrl), superseded)
+}
+
+/** The index rows of resources, extracted (CPU only, no database): the first half of indexRowCtes. */
+export interface ExtractedRows {
+  rows: ReturnType<typeof emptyKeyed>
+  text: { rid: string; resType: string; narrative: string; content: string }[]
+}
+
+export function extractRows(written: Indexable[], baseUrl?: string): ExtractedRows {
   const rows = emptyKeyed()
-  const text: { rid: string; resType: string; narrative: string; content: string }[] = []
+  const text: ExtractedRows['text'] = []
   for (const v of written) {
     if (v.deleted || !v.resource) continue
     const r = extractIndexes(v.resource, { baseUrl })
@@ -42,7 +52,15 @@ export function indexRowCtes(tx: TxSql, written: Indexable[], superseded: string
     }
     text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
   }
-  return indexCtes(tx, superseded, rows, text)
+  return { rows, text }
+}
+
+/** The second half: the statement's CTEs for extracted rows, keeping only rows of rids in `keep` when given. */
+export function extractedCtes(tx: TxSql, x: ExtractedRows, superseded: string[], keep?: ReadonlySet<string>): Fragment | undefined {
+  if (!keep) return indexCtes(tx, superseded, x.rows, x.text)
+  const rows = emptyKeyed()
+  for (const k of Object.keys(x.rows) as (keyof IndexRows)[]) (rows[k] as Keyed<unknown>[]) = (x.rows[k] as Keyed<unknown>[]).filter((r) => keep.has(r.rid))
+  return indexCtes(tx, superseded.filter((rid) => keep.has(rid)), rows, x.text.filter((t) => keep.has(t.rid)))
 }
 
 function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] } {
