@@ -6,7 +6,7 @@ import { startAdminJob } from '../../jobs/admin-job'
 import { isResourceType } from '../definitions/resource-types'
 import { markAllForReindexing, performReindexingPass } from '../reindex/reindex-pass'
 import { reindexBatch } from '../reindex/reindex-batch'
-import { type ReindexParams, reindexSelection } from '../reindex/reindex-job'
+import { DEFAULT_BATCH, type ReindexParams, reindexSelection } from '../reindex/reindex-job'
 import { INDEX_TABLES } from '../search/index-store'
 import type { FhirContext } from '../request'
 import { type OperationInput, type ParameterPart, parameters } from './params'
@@ -31,7 +31,9 @@ async function reindexSystem(ctx: FhirContext, input: OperationInput) {
     optimisticLock: input.boolean('optimisticLock') ?? true,
     baseUrl: ctx.baseUrl,
     indexBaseUrl: indexBaseUrl(ctx),
+    batchSize: input.integer('batchSize') ?? DEFAULT_BATCH,
   }
+  if ((params.batchSize as number) < 1 || (params.batchSize as number) > 10_000) throw new AppError('invalid', 'batchSize must be from 1 to 10000')
   for (const u of urls) reindexSelection(ctx.repo.sql, u, ctx.baseUrl) // 400 before anything is queued
   const key = `reindex:${JSON.stringify([...urls].sort())}:${params.reindexSearchParameters}:${params.optimizeStorage}`
   const job = await startAdminJob(ctx.repo.sql, ctx.jobs, 'reindex', params, key)
@@ -49,7 +51,7 @@ async function reindexInstance(ctx: FhirContext, target: OperationTarget) {
     if (!row) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
     if (row.deleted) throw new AppError('gone', `HAPI-2002: Resource ${type}/${id} was deleted`)
     const before = await indexCounts(tx, row.rid)
-    await reindexBatch(tx, [{ rid: row.rid, type, version: row.version, content: row.content }], indexBaseUrl(ctx))
+    await reindexBatch(tx, [{ rid: row.rid, type, version: row.version, content: row.content }], indexBaseUrl(ctx), true)
     const after = await indexCounts(tx, row.rid)
     return { before, after }
   })

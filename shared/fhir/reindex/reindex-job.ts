@@ -20,6 +20,8 @@ export interface ReindexParams {
   baseUrl: string
   /** Base URL of absolute local references in index rows (PUBLIC_BASE_URL), as writes use. */
   indexBaseUrl?: string
+  /** Resources per batch (one transaction and checkpoint each). */
+  batchSize?: number
 }
 
 interface Cursor {
@@ -29,7 +31,7 @@ interface Cursor {
   after: string
 }
 
-const BATCH = 1000
+export const DEFAULT_BATCH = 1000
 
 /** Checks a $reindex URL (400 for an unknown type or parameter) and answers its selection. */
 export function reindexSelection(sql: Sql, url: string | undefined, baseUrl: string): Fragment {
@@ -62,7 +64,7 @@ export const ReindexJobKind: AdminJobKind<ReindexParams> = {
       const fetch = (after: string) =>
         sql<ReindexRow[]>`
           select r0.rid::text as rid, r0.res_type as type, r0.version, r0.content from resource r0
-          where ${where} and r0.rid > ${after}::bigint order by r0.rid limit ${BATCH}`.then((rows) => ({ rows }))
+          where ${where} and r0.rid > ${after}::bigint order by r0.rid limit ${p.batchSize ?? DEFAULT_BATCH}`.then((rows) => ({ rows }))
       // A pipeline: while the database writes batch k, this thread extracts batch k+1.
       let rows = (await fetch(u === cursor.u ? cursor.after : '0')).rows
       let prepared = prepareBatch(rows, p.indexBaseUrl)

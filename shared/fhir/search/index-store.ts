@@ -40,7 +40,7 @@ export interface ExtractedRows {
   text: { rid: string; resType: string; narrative: string; content: string }[]
 }
 
-export function extractRows(written: Indexable[], baseUrl?: string): ExtractedRows {
+export function extractRows(written: Indexable[], baseUrl?: string, withText = true): ExtractedRows {
   const rows = emptyKeyed()
   const text: ExtractedRows['text'] = []
   for (const v of written) {
@@ -50,17 +50,21 @@ export function extractRows(written: Indexable[], baseUrl?: string): ExtractedRo
       const target = rows[k] as Keyed<unknown>[]
       for (const row of r[k] as object[]) target.push({ ...(row as object), rid: v.rid, resType: v.type })
     }
-    text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
+    if (withText) text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
   }
   return { rows, text }
 }
 
-/** The second half: the statement's CTEs for extracted rows, keeping only rows of rids in `keep` when given. */
-export function extractedCtes(tx: TxSql, x: ExtractedRows, superseded: string[], keep?: ReadonlySet<string>): Fragment | undefined {
-  if (!keep) return indexCtes(tx, superseded, x.rows, x.text)
+/**
+ * The second half: the statement's CTEs for extracted rows, keeping only rows of rids in `keep` when
+ * given. With `fulltext` false the full-text rows stay as they are (they depend on the content only,
+ * not on search parameters, so a reindex of unchanged content need not rebuild them).
+ */
+export function extractedCtes(tx: TxSql, x: ExtractedRows, superseded: string[], keep?: ReadonlySet<string>, fulltext = true): Fragment | undefined {
+  if (!keep) return indexCtes(tx, superseded, x.rows, x.text, fulltext)
   const rows = emptyKeyed()
   for (const k of Object.keys(x.rows) as (keyof IndexRows)[]) (rows[k] as Keyed<unknown>[]) = (x.rows[k] as Keyed<unknown>[]).filter((r) => keep.has(r.rid))
-  return indexCtes(tx, superseded.filter((rid) => keep.has(rid)), rows, x.text.filter((t) => keep.has(t.rid)))
+  return indexCtes(tx, superseded.filter((rid) => keep.has(rid)), rows, x.text.filter((t) => keep.has(t.rid)), fulltext)
 }
 
 function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] } {
@@ -75,11 +79,12 @@ function indexCtes(
   superseded: string[],
   r: ReturnType<typeof emptyKeyed>,
   text: { rid: string; resType: string; narrative: string; content: string }[],
+  fulltext = true,
 ): Fragment | undefined {
   const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
   const parts: Fragment[] = []
   if (superseded.length > 0) {
-    for (const table of INDEX_TABLES) parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
+    for (const table of INDEX_TABLES) if (fulltext || table !== 'idx_fulltext') parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
   }
   // Only tables that get rows appear, so a plain create has few plan nodes.
   if (r.string.length > 0)
@@ -118,7 +123,7 @@ function indexCtes(
         ${col(comp, (x) => x.system1)}::text[], ${col(comp, (x) => x.value1)}::text[], ${col(comp, (x) => x.system2)}::text[], ${col(comp, (x) => x.value2)}::text[],
         ${col(comp, (x) => x.lo2)}::numeric[], ${col(comp, (x) => x.hi2)}::numeric[], ${col(comp, (x) => x.unit2)}::text[],
         ${col(comp, (x) => x.dlo2)}::timestamptz[], ${col(comp, (x) => x.dhi2)}::timestamptz[]))`)
-  if (text.length > 0)
+  if (fulltext && text.length > 0)
     parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content)
       select rid, res_type, to_tsvector('simple', n), to_tsvector('simple', c)
       from unnest(${col(text, (x) => x.rid)}::bigint[], ${col(text, (x) => x.resType)}::text[], ${col(text, (x) => x.narrative)}::text[],
