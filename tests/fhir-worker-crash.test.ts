@@ -2,89 +2,24 @@
 // separate processes): the database holds none or all of the Bundle, never part; a new worker picks the
 // stalled job up again (BullMQ's stalled check, 30 s by default, so up to about a minute) and the
 // resources end up written exactly once. https://docs.bullmq.io/guide/jobs/stalled
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { resolve } from 'node:path'
-import type { Subprocess } from 'bun'
-import { createSql, type Sql } from '../shared/db/client'
+import { expect, test } from 'bun:test'
 import { largestSyntheaBundles } from './data'
-import { ADMIN_KEY } from './harness'
+import { useProcessCluster } from './process-cluster'
 
-const ROOT = resolve(import.meta.dir, '..')
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const DB = `test_crash_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-const DATABASE_URL = (() => {
-  const u = new URL(PG)
-  u.pathname = `/${DB}`
-  return u.toString()
-})()
-
-const procs: Subprocess[] = []
-let env: Record<string, string | undefined>
-let base = ''
-let sql: Sql
-
-function spawn(script: string): Subprocess {
-  const p = Bun.spawn(['bun', 'run', script], { cwd: ROOT, env, stdout: 'ignore', stderr: 'inherit' })
-  procs.push(p)
-  return p
-}
-
-beforeAll(async () => {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = probe.port
-  probe.stop(true)
-  env = {
-    ...process.env,
-    DATABASE_URL,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    QUEUE_PREFIX: DB,
-    ADMIN_API_KEY: ADMIN_KEY,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'error',
-    DB_POOL_MAX: '5',
-  }
-  base = `http://127.0.0.1:${port}`
-  spawn('api/main.ts')
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break
-    } catch {}
-    if (i > 200) throw new Error('API node did not start')
-    await Bun.sleep(50)
-  }
-  sql = createSql(DATABASE_URL, { max: 2 })
-})
-
-afterAll(async () => {
-  await sql?.end()
-  for (const p of procs) {
-    if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM')
-  }
-  await Promise.all(procs.map((p) => Promise.race([p.exited, Bun.sleep(10_000)])))
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
-  const admin = createSql(PG, { max: 1 })
-  await admin`drop database if exists ${admin(DB)} with (force)`
-  await admin.end()
-})
-
-const fhirFetch = (path: string, init: RequestInit = {}) => {
-  const headers = new Headers(init.headers)
-  headers.set('authorization', `Bearer ${ADMIN_KEY}`)
-  return fetch(`${base}/fhir${path}`, { ...init, headers })
-}
-
+const cluster = useProcessCluster('crash')
+const spawn = (script: string) => cluster.spawn(script)
+const fhirFetch = (path: string, init: RequestInit = {}) => cluster.fhirFetch(path, init)
 
 async function resourceCount(): Promise<number> {
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from resource`
+  const [{ n }] = await cluster.sql<{ n: number }[]>`select count(*)::int as n from resource`
   return n
 }
 
 /** Backends of the test database inside a transaction that has written something (a transaction id). */
 async function writingBackends(): Promise<number> {
-  const [{ n }] = await sql<{ n: number }[]>`
+  const [{ n }] = await cluster.sql<{ n: number }[]>`
     select count(*)::int as n from pg_stat_activity
-    where datname = ${DB} and pid <> pg_backend_pid() and backend_xid is not null`
+    where datname = current_database() and pid <> pg_backend_pid() and backend_xid is not null`
   return n
 }
 
@@ -126,7 +61,7 @@ test('a worker killed mid-transaction leaves none or all of the Bundle; a new wo
   for (const started = Date.now(); (await writingBackends()) > 0 && Date.now() - started < 20_000; ) await Bun.sleep(50)
   const afterKill = await resourceCount()
   expect([0, total]).toContain(afterKill)
-  const [{ n: ledger }] = await sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
+  const [{ n: ledger }] = await cluster.sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
   expect(ledger).toBe(afterKill === 0 ? 0 : 1)
 
   // A new worker: the stalled job goes back to the queue and is processed (or recognised as done) again.
@@ -148,8 +83,8 @@ test('a worker killed mid-transaction leaves none or all of the Bundle; a new wo
   expect(body.entry).toHaveLength(total)
   expect(body.entry.every((e: any) => e.response.status === '201 Created')).toBe(true)
   expect(await resourceCount()).toBe(total)
-  const [{ n: distinct }] = await sql<{ n: number }[]>`select count(distinct content::jsonb -> 'identifier')::int as n from resource where res_type = 'Patient'`
+  const [{ n: distinct }] = await cluster.sql<{ n: number }[]>`select count(distinct content::jsonb -> 'identifier')::int as n from resource where res_type = 'Patient'`
   expect(distinct).toBe(3)
-  const [{ n: jobs }] = await sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
+  const [{ n: jobs }] = await cluster.sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
   expect(jobs).toBe(1)
 }, 120_000)

@@ -7,7 +7,7 @@
 import type { Sql } from '../db/client'
 import type { Fragment } from '../db/fragments'
 import { datePredicate } from '../fhir/search/params/date'
-import { patientCompartmentParams } from '../fhir/search/compartment'
+import { patientCompartmentLinks } from '../fhir/search/compartment'
 
 /** Which FHIR Patients: by id, by an identifier (the patient API's link), or all of them. */
 export type PatientSelector = { kind: 'ids'; ids: string[] } | { kind: 'identifier'; system: string; value: string } | { kind: 'all' }
@@ -118,7 +118,7 @@ function patients(sql: Sql, sel: PatientSelector): Fragment {
 
 /** CTEs `members` (compartment), `reached` (with references) and `sel` (filtered, numbered); needs `pat`. */
 function members(sql: Sql, f: EverythingFilter): Fragment {
-  const links = compartmentLinks()
+  const links = patientCompartmentLinks()
   const reached = f.followReferences
     ? sql`reached as (
         select rid from members
@@ -146,22 +146,4 @@ function lastUpdatedPredicate(sql: Sql, value: string): Fragment {
   // comma-separated values are alternatives; https://hl7.org/fhir/R4/search.html#combining
   const ors = value.split(',').map((v) => sql`(${datePredicate(sql, v, '_lastUpdated', { lo: sql`r.last_updated`, hi: sql`r.last_updated` })})`)
   return ors.reduce((acc, p) => sql`${acc} or ${p}`)
-}
-
-let links: { types: string[]; codes: string[] } | undefined
-
-/** (type, parameter) pairs linking a resource to a patient, from the Patient CompartmentDefinition. */
-function compartmentLinks(): { types: string[]; codes: string[] } {
-  if (!links) {
-    const types: string[] = []
-    const codes: string[] = []
-    for (const [type, params] of patientCompartmentParams()) {
-      for (const code of params) {
-        types.push(type)
-        codes.push(code)
-      }
-    }
-    links = { types, codes }
-  }
-  return links
 }

@@ -5,7 +5,7 @@
 import type { Sql, TxSql } from '../db/client'
 import type { WriteTx } from '../fhir/repo/repo'
 import type { NewVersion, ResourceRow } from '../fhir/repo/types'
-import { patientCompartmentParams } from '../fhir/search/compartment'
+import { patientCompartmentLinks } from '../fhir/search/compartment'
 import { patientIdSystem } from './identifier'
 
 /** Ids of the live FHIR Patients linked to (organization, patient_id). */
@@ -17,22 +17,10 @@ export async function linkedFhirPatients(sql: Sql | TxSql, organizationId: strin
   return rows.map((r) => r.id)
 }
 
-/** (type, parameter) pairs linking a resource to its patient, as two parallel arrays for unnest(). */
-function compartmentLinks(): { types: string[]; codes: string[] } {
-  const types: string[] = []
-  const codes: string[] = []
-  for (const [type, params] of patientCompartmentParams()) {
-    for (const code of params) {
-      types.push(type)
-      codes.push(code)
-    }
-  }
-  return { types, codes }
-}
 
 /** The live resources in the compartments of the given FHIR Patients (the Patients included). */
 function compartmentRows(sql: Sql | TxSql, fhirPatientIds: string[]) {
-  const { types, codes } = compartmentLinks()
+  const { types, codes } = patientCompartmentLinks()
   return sql`
     select r.rid from resource r where r.res_type = 'Patient' and r.id = any(${fhirPatientIds}::text[]) and not r.deleted
     union

@@ -3,8 +3,7 @@
 // https://hl7.org/fhir/R4/xml.html
 import { invalid } from '../../errors'
 import { type ElementDef, type TypeDef, getTypeDef } from '../definitions/elements'
-import { XHTML_NS } from './xml-names'
-import { readXml } from './xml-reader'
+import { narrativeXhtml } from './xhtml-check'
 import { numberText } from './json'
 
 const FHIR_NS = 'http://hl7.org/fhir'
@@ -178,7 +177,7 @@ class XmlWriter {
       case 'xhtml':
         // `_div` (id/extension on the narrative) has no XML form: the div is XHTML, not a FHIR element.
         this.flush()
-        this.out += this.newline(depth) + checkXhtml(value, pathOf(parent, p.name, index))
+        this.out += this.newline(depth) + narrativeXhtml(value, pathOf(parent, p.name, index))
         return
       case 'primitive': {
         let text: string | undefined
@@ -236,21 +235,4 @@ function escapeAttr(s: string): string | undefined {
     return e ?? ''
   })
   return bad ? undefined : out
-}
-
-// https://hl7.org/fhir/R4/narrative.html#xhtml: the div is written as is. It must be well-formed and
-// in the XHTML namespace, or it would break (or inject into) the document around it.
-function checkXhtml(div: any, path: string): string {
-  if (typeof div !== 'string') throw invalid(`Narrative div must be a string`, path)
-  let root
-  try {
-    root = readXml(div, { maxDepth: 1000 })
-  } catch (err) {
-    throw invalid(`Narrative div is not well-formed XHTML: ${(err as Error).message}`, path)
-  }
-  if (root.name !== 'div') throw invalid(`Narrative must be a <div> element`, path)
-  const xhtml = root.start === 0 && root.end === div.length ? div : div.slice(root.start, root.end)
-  if (root.ns === XHTML_NS) return xhtml
-  if (root.ns !== '' || root.qname !== 'div') throw invalid(`Narrative div must be in the XHTML namespace`, path)
-  return `<div xmlns="${XHTML_NS}"` + xhtml.slice(4)
 }

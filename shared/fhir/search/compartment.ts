@@ -39,6 +39,24 @@ export function patientCompartmentParams(): ReadonlyMap<string, readonly string[
   return compartmentParams()
 }
 
+let links: { types: string[]; codes: string[] } | undefined
+
+/** The (type, parameter) pairs linking a resource to its patient, as two parallel arrays for unnest(). */
+export function patientCompartmentLinks(): { types: string[]; codes: string[] } {
+  if (!links) {
+    const types: string[] = []
+    const codes: string[] = []
+    for (const [type, params] of compartmentParams()) {
+      for (const code of params) {
+        types.push(type)
+        codes.push(code)
+      }
+    }
+    links = { types, codes }
+  }
+  return links
+}
+
 /** Forces the table to be built at start-up (before definition bundles are released). */
 export function prepareCompartments(): void {
   compartmentParams()

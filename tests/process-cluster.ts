@@ -1,0 +1,81 @@
+// The cluster form for tests that kill processes: an API node and workers as separate `bun` processes on
+// a fresh database and queue prefix, started before the file's tests and stopped (database dropped)
+// after them.
+import { afterAll, beforeAll } from 'bun:test'
+import { resolve } from 'node:path'
+import type { Subprocess } from 'bun'
+import { createSql, type Sql } from '../shared/db/client'
+import { ADMIN_KEY } from './harness'
+
+const ROOT = resolve(import.meta.dir, '..')
+const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export interface ProcessCluster {
+  /** http://127.0.0.1:port of the API node. */
+  base: string
+  sql: Sql
+  /** Starts `bun run <script>` (e.g. workers/main.ts) with the cluster's environment. */
+  spawn(script: string): Subprocess
+  /** A request to /fhir{path} with the admin key. */
+  fhirFetch(path: string, init?: RequestInit): Promise<Response>
+}
+
+export function useProcessCluster(name: string): ProcessCluster {
+  const db = `test_${name}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const u = new URL(PG)
+  u.pathname = `/${db}`
+  const procs: Subprocess[] = []
+  let env: Record<string, string | undefined> = {}
+  const cluster = {
+    base: '',
+    spawn(script: string) {
+      const p = Bun.spawn(['bun', 'run', script], { cwd: ROOT, env, stdout: 'ignore', stderr: 'inherit' })
+      procs.push(p)
+      return p
+    },
+    fhirFetch(path: string, init: RequestInit = {}) {
+      const headers = new Headers(init.headers)
+      headers.set('authorization', `Bearer ${ADMIN_KEY}`)
+      return fetch(`${cluster.base}/fhir${path}`, { ...init, headers })
+    },
+  } as ProcessCluster
+
+  beforeAll(async () => {
+    const probe = Bun.serve({ port: 0, fetch: () => new Response() })
+    const port = probe.port
+    probe.stop(true)
+    env = {
+      ...process.env,
+      DATABASE_URL: u.toString(),
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      QUEUE_PREFIX: db,
+      ADMIN_API_KEY: ADMIN_KEY,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      DB_POOL_MAX: '5',
+    }
+    cluster.base = `http://127.0.0.1:${port}`
+    cluster.spawn('api/main.ts')
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${cluster.base}/healthz`)).ok) break
+      } catch {}
+      if (i > 200) throw new Error('API node did not start')
+      await Bun.sleep(50)
+    }
+    cluster.sql = createSql(u.toString(), { max: 2 })
+  })
+
+  afterAll(async () => {
+    await cluster.sql?.end()
+    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM')
+    await Promise.all(procs.map((p) => Promise.race([p.exited, Bun.sleep(10_000)])))
+    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
+    const admin = createSql(PG, { max: 1 })
+    await admin`drop database if exists ${admin(db)} with (force)`
+    await admin.end()
+  })
+
+  return cluster
+}
