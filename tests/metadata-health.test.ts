@@ -47,6 +47,21 @@ describe('GET /fhir/metadata', () => {
     }
   })
 
+  test('lists the operations: the system-level admin operations, and per type the ones that apply', async () => {
+    const cs = await readJson(await s.fhirFetch('/metadata'))
+    const names = (ops: any[] | undefined) => (ops ?? []).map((o: any) => o.name)
+    expect(names(cs.rest[0].operation)).toEqual(
+      expect.arrayContaining(['reindex', 'expunge', 'get-resource-counts', 'mark-all-resources-for-reindexing', 'perform-reindexing-pass', 'meta', 'reindex-terminology']),
+    )
+    const of = (type: string) => names(cs.rest[0].resource.find((r: any) => r.type === type).operation)
+    expect(of('Patient')).toEqual(expect.arrayContaining(['everything', 'validate', 'meta', 'meta-add', 'meta-delete', 'expunge', 'reindex']))
+    expect(of('ValueSet')).toEqual(expect.arrayContaining(['expand', 'validate-code']))
+    expect(of('CodeSystem')).toEqual(expect.arrayContaining(['lookup', 'validate-code']))
+    expect(of('Observation')).not.toContain('everything')
+    const everything = cs.rest[0].resource.find((r: any) => r.type === 'Patient').operation.find((o: any) => o.name === 'everything')
+    expect(everything.definition).toBe('http://hl7.org/fhir/OperationDefinition/Patient-everything')
+  })
+
   test('answers XML with _format=xml', async () => {
     const res = await s.fhirFetch('/metadata?_format=xml')
     expect(res.status).toBe(200)

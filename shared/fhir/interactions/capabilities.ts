@@ -3,6 +3,8 @@
 // As HAPI's JpaCapabilityStatementProvider: per type its search parameters, _include and _revinclude
 // values, and conditional create/update/delete (shared/notes/hapi-behaviour.md §1.6).
 import { resourceTypes } from '../definitions/resource-types'
+import { allOperations } from '../operations'
+import type { OperationDef } from '../operations/types'
 import type { FhirContext, FhirResponse } from '../request'
 import { handlerFor } from '../search/handlers'
 import { type SearchParamDef, searchParamsFor } from '../search/registry'
@@ -62,13 +64,38 @@ function build(ctx: FhirContext): any {
             searchInclude: ['*', ...params.filter((d) => d.type === 'reference').map((d) => `${type}:${d.code}`)],
             searchRevInclude: ['*', ...(revIncludes.get(type) ?? [])],
             searchParam: params.map((d) => searchParamEntry(type, d)),
-            operation: [{ name: 'validate', definition: 'http://hl7.org/fhir/OperationDefinition/Resource-validate' }],
+            operation: operationsOf(allOperations().filter((o) => o.levels.some((l) => l !== 'system') && (!o.types || o.types.includes(type))), type),
           }
         }),
         interaction: SYSTEM_INTERACTIONS.map((code) => ({ code })),
+        operation: operationsOf(allOperations().filter((o) => o.levels.includes('system'))),
       },
     ],
   }
+}
+
+// Operations defined by the FHIR specification; the others are HAPI's.
+const STANDARD_OPERATIONS: Record<string, string> = {
+  validate: 'Resource-validate',
+  meta: 'Resource-meta',
+  'meta-add': 'Resource-meta-add',
+  'meta-delete': 'Resource-meta-delete',
+  everything: 'Patient-everything',
+  expand: 'ValueSet-expand',
+  lookup: 'CodeSystem-lookup',
+  'validate-code': 'ValueSet-validate-code',
+}
+
+/** The operations entries (one per name) with the canonical of their OperationDefinition. */
+function operationsOf(ops: OperationDef[], type?: string): { name: string; definition: string }[] {
+  const names = [...new Set(ops.map((o) => o.name.slice(1)))].sort()
+  return names.map((name) => {
+    const standard = STANDARD_OPERATIONS[name]
+    const definition = standard
+      ? `http://hl7.org/fhir/OperationDefinition/${name === 'validate-code' && type === 'CodeSystem' ? 'CodeSystem-validate-code' : standard}`
+      : `http://hapifhir.io/fhir/OperationDefinition/${name}`
+    return { name, definition }
+  })
 }
 
 /** The parameters of `type` a search can use, by code. */
