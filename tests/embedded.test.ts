@@ -175,6 +175,38 @@ describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () 
     expect((await getJson('/Patient?identifier=urn:embedded:async|&_summary=count')).total).toBe(n)
   })
 
+  test('admin jobs run in process: $reindex to completion, $expunge answers its count', async () => {
+    const out = await (await call('/$reindex', { method: 'POST', json: { resourceType: 'Parameters' } })).json() as any
+    const id = out.parameter[0].valueString
+    let job: any
+    for (const until = Date.now() + 20_000; Date.now() < until; await Bun.sleep(20)) {
+      job = await (await call(`${server?.base}/admin/jobs/${id}`)).json()
+      if (job.state !== 'queued' && job.state !== 'running') break
+    }
+    expect(job).toMatchObject({ kind: 'reindex', state: 'completed' })
+    expect(job.processed).toBe(job.total)
+    expect(job.total).toBeGreaterThan(200)
+    const expunged = await call(`/Patient/${patientId}/$expunge`, { method: 'POST', json: { resourceType: 'Parameters', parameter: [{ name: 'expungePreviousVersions', valueBoolean: true }] } })
+    expect(expunged.status).toBe(200)
+    expect(((await expunged.json()) as any).parameter[0]).toEqual({ name: 'count', valueInteger: 1 })
+  })
+
+  test('the patient API: an organization and its key, a patient flow, the patient and its export', async () => {
+    const admin = (path: string, body: unknown) =>
+      fetch(`${server?.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const org: any = await (await admin('/admin/organizations', { name: 'Embedded Health' })).json()
+    const key: any = await (await admin(`/admin/organizations/${org.id}/api-keys`, { label: 'app' })).json()
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${server?.base}${path}`, { ...init, headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' } })
+    const flow = await api('/patient-flows', { method: 'POST', body: JSON.stringify({ patient_id: 'emb_1', return_url: 'https://app.example/done' }) })
+    expect(flow.status).toBe(200)
+    expect(((await flow.json()) as any).status).toBe('open')
+    const patient: any = await (await api('/patients/emb_1')).json()
+    expect(patient).toMatchObject({ id: 'emb_1', resource_type: 'patient' })
+    const exported: any = await (await api('/patients/emb_1/$everything')).json()
+    expect(exported).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: 0 })
+  })
+
   test('SIGTERM stops it cleanly; started again on the same DATA_DIR, the data is still there', async () => {
     expect(await stop(server as Server)).toBe(0)
     server = await start()
@@ -184,7 +216,7 @@ describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () 
     const p = await getJson(`/Patient/${patientId}`)
     expect(p.meta.versionId).toBe('2')
     expect(p.name[0].given).toEqual(['Ada', 'Mae'])
-    expect((await getJson(`/Patient/${patientId}/_history`)).entry.length).toBe(2)
+    expect((await getJson(`/Patient/${patientId}/_history`)).entry.length).toBe(1) // version 1 was expunged
     expect((await getJson(`/Patient?family=${FAMILY}&_summary=count`)).total).toBe(1 + 1 + 200)
   }, 40_000)
 })
