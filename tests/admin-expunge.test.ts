@@ -107,8 +107,14 @@ describe('instance and version level', () => {
     const rid = await ridOf('Patient', id)
     await s.sql`insert into reindex_pending (rid) values (${rid})`
     await s.sql`insert into test_owned (rid, note) values (${rid}, 'owned')`
+    // A connect-flow mapping names the resource by type and id (no rid): it goes too.
+    await s.sql`insert into organization (id, name) values ('org_expunge', 'Expunge') on conflict do nothing`
+    await s.sql`insert into patient (organization_id, patient_id) values ('org_expunge', 'p1') on conflict do nothing`
+    await s.sql`insert into connect_resource_map (organization_id, patient_id, fhir_source_id, res_type, source_id, our_id)
+      values ('org_expunge', 'p1', 'fhirsrc_x', 'Patient', 'source-1', ${id}), ('org_expunge', 'p1', 'fhirsrc_x', 'Patient', 'source-2', 'kept')`
     expect((await s.fhirFetch(`/Patient/${id}`)).status).toBe(410)
     expect(await count(`/Patient/${id}`, params(bool('expungeDeletedResources')))).toBe(3)
+    expect((await s.sql`select our_id from connect_resource_map where organization_id = 'org_expunge'`).map((r) => r.our_id)).toEqual(['kept'])
     expect(await versionRows('Patient', id)).toEqual([])
     expect((await s.fhirFetch(`/Patient/${id}`)).status).toBe(404)
     expect((await s.fhirFetch(`/Patient/${id}/_history/1`)).status).toBe(404)
