@@ -4,10 +4,12 @@
 import { loadConfig } from '../shared/config'
 import { createSql } from '../shared/db/client'
 import { loadSynthea } from './load-synthea'
-import { BENCH_KEY, startBenchServer } from './server'
+import { BENCH_KEY, startBenchServer, startBenchWorker } from './server'
 
 const copies = Number(process.argv[2] ?? 10)
 const server = await startBenchServer(18083)
+// $expunge runs as an admin job on a worker.
+const worker = await startBenchWorker(server)
 const sql = createSql(server.databaseUrl, { max: 4 })
 const call = (path: string, init: RequestInit = {}) =>
   fetch(`${server.base}/fhir${path}`, { ...init, headers: { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json' } })
@@ -51,5 +53,6 @@ try {
   console.log(`  resources left: ${left}`)
 } finally {
   await sql.end()
+  await worker.stop()
   await server.stop()
 }

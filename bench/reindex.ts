@@ -4,16 +4,11 @@
 import { loadConfig } from '../shared/config'
 import { createSql } from '../shared/db/client'
 import { loadSynthea } from './load-synthea'
-import { BENCH_KEY, startBenchServer } from './server'
+import { BENCH_KEY, startBenchServer, startBenchWorker } from './server'
 
 const copies = Number(process.argv[2] ?? 10)
 const server = await startBenchServer(18082)
-const worker = Bun.spawn(['bun', 'run', 'workers/main.ts'], {
-  cwd: `${import.meta.dir}/..`,
-  env: { ...process.env, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: server.databaseUrl.split('/').pop() as string, LOG_LEVEL: 'warn' },
-  stdout: 'ignore',
-  stderr: 'inherit',
-})
+const worker = await startBenchWorker(server)
 const sql = createSql(server.databaseUrl, { max: 4 })
 const auth = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json' }
 try {
@@ -32,7 +27,6 @@ try {
   console.log(`$reindex: ${job.state}, ${job.processed} of ${job.total} resources in ${seconds.toFixed(1)} s = ${Math.round(job.processed / seconds)} resources/s`)
 } finally {
   await sql.end()
-  worker.kill('SIGTERM')
-  await worker.exited
+  await worker.stop()
   await server.stop()
 }

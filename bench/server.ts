@@ -65,3 +65,27 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
   const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0)
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(raw)?.[1] ?? 0), p50: ms('50'), p90: ms('90'), p99: ms('99'), errors, raw }
 }
+
+/** A worker process on the bench server's database and queues, as `bun run worker` runs it. */
+export async function startBenchWorker(server: BenchServer): Promise<{ pid: number; stop(): Promise<void> }> {
+  const proc = Bun.spawn(['bun', 'run', 'workers/main.ts'], {
+    cwd: `${import.meta.dir}/..`,
+    env: {
+      ...process.env,
+      DATABASE_URL: server.databaseUrl,
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      QUEUE_PREFIX: server.databaseUrl.split('/').pop() as string,
+      LOG_LEVEL: 'warn',
+    },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  await Bun.sleep(1500) // it connects and registers its queues
+  return {
+    pid: proc.pid,
+    async stop() {
+      proc.kill('SIGTERM')
+      await proc.exited
+    },
+  }
+}

@@ -9,6 +9,7 @@ import { handlerFor } from './handlers'
 import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
 import { loadIncludes } from './include'
+import { orderedScan } from './ordered-scan'
 import { prepareTerminologyCriteria } from '../terminology/search-criteria'
 
 export interface Cursor {
@@ -43,13 +44,17 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   const asOf = cursor?.asOf ?? new Date().toISOString()
   const keys = sortKeys(sql, q.sort, asOf)
   const reverse = cursor?.dir === 'before'
-  const order = join(sql, [...keys.map((k) => orderTerm(sql, k, reverse)), reverse ? sql`${sql(ROW)}.rid desc` : sql`${sql(ROW)}.rid asc`], sql`, `)
+  // Sorted by a date every match has: read the date index in order and stop at the page's end.
+  const scan = orderedScan(sql, q)
+  if (scan) keys[0] = { expr: scan.key, desc: scan.desc }
+  const terms = keys.map((k, n) => (n === 0 && scan ? scan.order(reverse) : orderTerm(sql, k, reverse)))
+  const order = join(sql, [...terms, reverse ? sql`${sql(ROW)}.rid desc` : sql`${sql(ROW)}.rid asc`], sql`, `)
   const keyCols = keys.length > 0 ? sql`, ${join(sql, keys.map((k, n) => sql`${k.expr} as ${sql(`k${n}`)}`), sql`, `)}` : sql``
   const rows = await sql<any[]>`
     select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.content
       ${keyCols}
-    from resource ${sql(ROW)}
-    where ${where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
+    from ${scan ? scan.from(ROW, where) : sql`resource ${sql(ROW)}`}
+    where ${scan ? scan.where : where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
     order by ${order}
     limit ${q.count + 1}`
   const more = rows.length > q.count
