@@ -31,6 +31,7 @@ export const Env = Type.Object({
   WEBHOOK_RETRY_DELAYS_MS: Type.Optional(Type.String({ pattern: '^[0-9]+(,[0-9]+)*$' })),
   CONNECT_RESYNC_INTERVAL_MS: Type.Optional(Int),
   EXPORT_INLINE_MAX: Type.Optional(Int),
+  XML_RENDER_CACHE_MB: Type.Optional(Int),
 })
 export type Env = Static<typeof Env>
 
@@ -72,6 +73,8 @@ export interface Config {
   connectResyncIntervalMs: number
   /** $everything exports whose compartment has more index rows than this get their page cache built by a worker. */
   exportInlineMax: number
+  /** Memory for FHIR XML recently written from stored JSON, per API process (0: none). */
+  xmlRenderCacheBytes: number
 }
 
 export class ConfigError extends Error {}
@@ -114,6 +117,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '0,60000,300000,1800000,7200000,43200000,86400000,86400000,86400000').split(',').map(Number),
     connectResyncIntervalMs: Number(e.CONNECT_RESYNC_INTERVAL_MS ?? 6 * 3600_000),
     exportInlineMax: Number(e.EXPORT_INLINE_MAX ?? 5000),
+    xmlRenderCacheBytes: Number(e.XML_RENDER_CACHE_MB ?? 32) * 1024 * 1024,
   }
   if (cfg.port < 1 || cfg.port > 65535) throw new ConfigError(`Invalid configuration: PORT=${e.PORT}: must be 1-65535`)
   if (cfg.defaultPageSize < 1) throw new ConfigError('Invalid configuration: DEFAULT_PAGE_SIZE: must be at least 1')

@@ -175,16 +175,18 @@ describe('$meta-add and $meta-delete', () => {
     expect((await post('/Patient/$meta-add', metaParams({ tag: [{ code: 'x' }] }))).status).toBe(400)
   })
 
-  test('scopes: a read key may $meta but not $meta-add (403); a write key may', async () => {
+  test('scopes: $meta, $meta-add and $meta-delete are administrative operations (admin scope); read and write keys get 403', async () => {
     const { key: reader } = await createApiKey(s.sql, 'meta-reader', ['read'])
-    expect((await s.fhirFetch(`/Patient/${patient.id}/$meta`, { key: reader })).status).toBe(200)
-    expect((await s.fhirFetch('/$meta', { key: reader })).status).toBe(200)
-    const denied = await post(`/Patient/${patient.id}/$meta-add`, metaParams({ tag: [{ system: TAGS, code: 'r' }] }), reader)
-    expect(denied.status).toBe(403)
+    const { key: writer } = await createApiKey(s.sql, 'meta-writer', ['read', 'write'])
+    for (const key of [reader, writer]) {
+      expect((await s.fhirFetch(`/Patient/${patient.id}/$meta`, { key })).status).toBe(403)
+      expect((await s.fhirFetch('/$meta', { key })).status).toBe(403)
+      expect((await post(`/Patient/${patient.id}/$meta-add`, metaParams({ tag: [{ system: TAGS, code: 'r' }] }), key)).status).toBe(403)
+      expect((await post(`/Patient/${patient.id}/$meta-delete`, metaParams({ tag: [{ system: TAGS, code: 'r' }] }), key)).status).toBe(403)
+    }
     expect((await returned(await s.fhirFetch(`/Patient/${patient.id}/$meta`))).tag).toHaveLength(1)
-    const { key: writer } = await createApiKey(s.sql, 'meta-writer', ['write'])
-    await returned(await post(`/Patient/${patient.id}/$meta-add`, metaParams({ tag: [{ system: TAGS, code: 'w' }] }), writer))
-    await returned(await post(`/Patient/${patient.id}/$meta-delete`, metaParams({ tag: [{ system: TAGS, code: 'w' }] }), writer))
+    await returned(await post(`/Patient/${patient.id}/$meta-add`, metaParams({ tag: [{ system: TAGS, code: 'w' }] })))
+    await returned(await post(`/Patient/${patient.id}/$meta-delete`, metaParams({ tag: [{ system: TAGS, code: 'w' }] })))
     expect((await returned(await s.fhirFetch(`/Patient/${patient.id}/$meta`))).tag).toHaveLength(1)
   })
 })

@@ -89,6 +89,8 @@ const op = (summary: string, ok: unknown, extra: Record<string, unknown> = {}) =
 })
 const idem = p('Idempotency-Key', 'header', { type: 'string', maxLength: 255 }, 'Replays the saved response of the same request for 24 h')
 const status = p('status', 'query', { type: 'string', enum: ['open', 'complete', 'expired'] })
+const conn = p('connection_id', 'path', { type: 'string' })
+const anyObject = { type: 'object' }
 
 export function openApiDocument() {
   return {
@@ -124,6 +126,26 @@ export function openApiDocument() {
       },
       '/connections': { get: op('List FHIR sources', listOf('FhirSource'), { parameters: [...listParams, p('q', 'query', { type: 'string' }), p('type', 'query', { type: 'string' })] }) },
       '/connections/{id}': { get: op('Retrieve a FHIR source by fhirsrc_ id or raw FHIR base URL', ref('FhirSource'), { parameters: [id] }) },
+      // The connect flow (api/connect): a patient's connections and the organization's webhooks.
+      '/patients/{id}/connections/{connection_id}': {
+        get: op('Retrieve a connection with the state of its record pull', ref('Connection'), { parameters: [id, conn] }),
+        delete: op('Disconnect (delete_records=true also removes the records pulled from that source)', ref('Connection'), {
+          parameters: [id, conn, p('delete_records', 'query', { type: 'boolean' })],
+        }),
+      },
+      '/patients/{id}/connections/{connection_id}/sync': { post: op('Pull the records again now (202)', ref('Connection'), { parameters: [id, conn] }) },
+      '/webhooks': {
+        post: op('Register a webhook endpoint (its signing secret is shown once)', anyObject, { body: anyObject, parameters: [idem] }),
+        get: op('List webhook endpoints', { type: 'object' }, { parameters: listParams }),
+      },
+      '/webhooks/{id}': {
+        get: op('Retrieve a webhook endpoint', anyObject, { parameters: [id] }),
+        patch: op('Update a webhook endpoint (url, events, status)', anyObject, { body: anyObject, parameters: [id] }),
+        delete: op('Delete a webhook endpoint', anyObject, { parameters: [id] }),
+      },
+      '/webhooks/{id}/rotate-secret': { post: op('Rotate the signing secret', anyObject, { parameters: [id] }) },
+      '/webhooks/{id}/events': { get: op('List the events sent to an endpoint, with their delivery attempts', { type: 'object' }, { parameters: [id, ...listParams] }) },
+      '/events/{id}/redeliver': { post: op('Deliver an event again (once a minute)', anyObject, { parameters: [id] }) },
     },
     components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
   }

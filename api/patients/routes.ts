@@ -18,6 +18,9 @@ const KNOWN = [
   { path: /^\/(patient-flows|sessions)$/, methods: ['POST'] },
   { path: /^\/patient-flows\/[^/]+$/, methods: ['GET'] },
   { path: /^\/connections(\/.*)?$/, methods: ['GET'] },
+  // The connect flow's routes (api/connect/connections.ts).
+  { path: /^\/patients\/[^/]+\/connections\/[^/]+$/, methods: ['GET', 'DELETE'] },
+  { path: /^\/patients\/[^/]+\/connections\/[^/]+\/sync$/, methods: ['POST'] },
 ]
 
 export function patientApiRoutes(deps: AppDeps) {

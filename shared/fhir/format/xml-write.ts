@@ -7,7 +7,6 @@ import { narrativeXhtml } from './xhtml-check'
 import { numberText } from './json'
 
 const FHIR_NS = 'http://hl7.org/fhir'
-const ROOT_NS = ` xmlns="${FHIR_NS}">`
 /** Far beyond any real resource; keeps hostile JSON from exhausting the stack. */
 const MAX_DEPTH = 1000
 
@@ -64,17 +63,14 @@ const tableOf = (p: Property): WriteTable => (p.table ??= writeTableOf(p.typeDef
 
 export function toFhirXml(resource: any, opts: { pretty?: boolean } = {}): string {
   const w = new XmlWriter(!!opts.pretty)
+  w.out = '<?xml version="1.0" encoding="UTF-8"?>'
   w.writeResource(resource, 0, true)
-  if (opts.pretty) w.out.push('\n')
-  return w.out.join('')
+  return opts.pretty ? w.out + '\n' : w.out
 }
 
 class XmlWriter {
-  /**
-   * The document in flat pieces, joined once at the end: cheaper than flattening a string built by
-   * `+=`, or joining pieces that are themselves concatenations.
-   */
-  readonly out: string[] = ['<?xml version="1.0" encoding="UTF-8"?>']
+  out = ''
+  private pending: string | undefined
   private readonly indents: string[] = []
   // The path of the element being written, kept as a stack and made into text only for an error:
   // names, and indexes (-1 unless repeating).
@@ -83,8 +79,9 @@ class XmlWriter {
 
   constructor(private readonly pretty: boolean) {}
 
-  private newline(depth: number): void {
-    if (this.pretty) this.out.push((this.indents[depth] ??= '\n' + '  '.repeat(depth)))
+  private newline(depth: number): string {
+    if (!this.pretty) return ''
+    return (this.indents[depth] ??= '\n' + '  '.repeat(depth))
   }
 
   /** The FHIRPath-like path of the current element, with `child` appended when given. */
@@ -111,14 +108,13 @@ class XmlWriter {
     const type = resource?.resourceType
     const td = typeof type === 'string' ? getTypeDef(type) : undefined
     if (!td || td.kind !== 'resource' || td.abstract) throw invalid(`Unknown resource type '${type}'`, this.path('resourceType'))
-    this.newline(depth)
-    this.out.push('<', type, root ? ROOT_NS : '>')
+    this.flush()
+    this.out += this.newline(depth) + '<' + type + (root ? ` xmlns="${FHIR_NS}">` : '>')
     // At the root the path starts with the type name; nested, it continues the parent's path.
     if (root) this.enter(type, -1)
     this.writeChildren(resource, writeTableOf(td), true, depth + 1)
     if (root) this.leave()
-    this.newline(depth)
-    this.out.push('</', type, '>')
+    this.out += this.newline(depth) + '</' + type + '>'
   }
 
   /**
@@ -126,33 +122,38 @@ class XmlWriter {
    * given; `obj` holds the children and attributes. The path is already entered.
    */
   private writeElement(p: Property, obj: any, depth: number, value?: string): void {
-    const out = this.out
     if (obj === undefined) {
-      this.newline(depth)
-      out.push('<', p.name, ' value="', value as string, '"/>')
+      this.flush()
+      this.out += this.newline(depth) + '<' + p.name + ' value="' + value + '"/>'
       return
     }
     if (depth > MAX_DEPTH) throw invalid(`Resource nested deeper than ${MAX_DEPTH}`, this.path())
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw invalid(`Expected an object`, this.path())
     const table = tableOf(p)
-    this.newline(depth)
-    out.push('<', p.name)
+    let open = this.newline(depth) + '<' + p.name
     for (const attr of table.attributes) {
       const v = obj[attr]
       if (v === undefined) continue
       const text = typeof v === 'string' ? escapeAttr(v) : undefined
       if (text === undefined) throw invalid(`Expected a string XML can carry`, this.path(attr))
-      out.push(' ', attr, '="', text, '"')
+      open += ' ' + attr + '="' + text + '"'
     }
-    if (value !== undefined) out.push(' value="', value, '"')
-    // An element without children comes out as <name .../>: its '>' becomes '/>'.
-    const gt = out.length
-    out.push('>')
+    if (value !== undefined) open += ' value="' + value + '"'
+    // The start tag waits in `pending` until a child is written, so an element without children
+    // comes out as <name .../>.
+    this.flush()
+    this.pending = open
     this.writeChildren(obj, table, false, depth + 1)
-    if (out.length === gt + 1) out[gt] = '/>'
-    else {
-      this.newline(depth)
-      out.push('</', p.name, '>')
+    if (this.pending === open) {
+      this.out += open + '/>'
+      this.pending = undefined
+    } else this.out += this.newline(depth) + '</' + p.name + '>'
+  }
+
+  private flush(): void {
+    if (this.pending !== undefined) {
+      this.out += this.pending + '>'
+      this.pending = undefined
     }
   }
 
@@ -210,16 +211,15 @@ class XmlWriter {
       case 'resource':
         // https://hl7.org/fhir/R4/xml.html#resource: a resource inside an element is wrapped in an
         // element named by its type, e.g. <contained><Patient>...</Patient></contained>.
-        this.newline(depth)
-        this.out.push('<', p.name, '>')
+        this.flush()
+        this.out += this.newline(depth) + '<' + p.name + '>'
         this.writeResource(value, depth + 1)
-        this.newline(depth)
-        this.out.push('</', p.name, '>')
+        this.out += this.newline(depth) + '</' + p.name + '>'
         break
       case 'xhtml':
         // `_div` (id/extension on the narrative) has no XML form: the div is XHTML, not a FHIR element.
-        this.newline(depth)
-        this.out.push(narrativeXhtml(value, this.path()))
+        this.flush()
+        this.out += this.newline(depth) + narrativeXhtml(value, this.path())
         break
       case 'primitive': {
         let text: string | undefined

@@ -88,14 +88,15 @@ export const operations: OperationDef[] = [
     name: '$meta',
     levels: ['system', 'type', 'instance', 'version'],
     methods: ['GET', 'POST'],
-    scope: 'read',
+    // One of the spec's administrative operations, like the two below: the admin scope (issue 6).
+    scope: 'admin',
     handler: (_req, ctx, target) => readMeta(ctx, target),
   },
   {
     name: '$meta-add',
     levels: ['instance', 'version'],
     methods: ['POST'],
-    scope: 'write',
+    scope: 'admin',
     handler: (_req, ctx, target, input) => {
       const add = metaParam(input.value('meta'), 'HAPI-0554')
       return changeMeta(ctx, target, (meta) => addToMeta(meta, add))
@@ -105,7 +106,7 @@ export const operations: OperationDef[] = [
     name: '$meta-delete',
     levels: ['instance', 'version'],
     methods: ['POST'],
-    scope: 'write',
+    scope: 'admin',
     handler: (_req, ctx, target, input) => {
       const remove = metaParam(input.value('meta'), 'HAPI-0555')
       return changeMeta(ctx, target, (meta) => deleteFromMeta(meta, remove))

@@ -22,6 +22,9 @@ export interface HookCtes {
   mapError?: (err: unknown) => Error | undefined
 }
 
+/** Versions per statement of a large write inside a transaction. */
+const WRITE_CHUNK = 200
+
 export class Repo {
   readonly ids: IdAllocator
   private readonly hooks: WriteHook[] = []
@@ -69,7 +72,7 @@ export class Repo {
    * single statement is atomic, and this saves the BEGIN and COMMIT round trips of a plain create.
    */
   async insert(versions: NewVersion[]): Promise<void> {
-    const w = new WriteTx(this.sql as unknown as TxSql, this.hooks)
+    const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, false)
     await w.write(versions, new Set())
     await Promise.all(w.committed.map((after) => after()))
   }
@@ -88,9 +91,14 @@ export class WriteTx {
   /** Run once the transaction has committed (never when it rolls back); the write waits for them. */
   readonly committed: (() => void | Promise<void>)[] = []
 
+  /** The Type/id of every version of the write in progress (one write may take several statements). */
+  writing: ReadonlySet<string> = new Set()
+
   constructor(
     readonly tx: TxSql,
     private readonly hooks: WriteHook[],
+    /** In a real transaction, so that a large write may take several statements. */
+    private readonly inTransaction = true,
   ) {}
 
   /** Locks and returns the current versions of the given resources (missing ones are absent). */
@@ -109,37 +117,70 @@ export class WriteTx {
   }
 
   /**
-   * Writes new versions with ONE statement: versions replacing a current one move it to
-   * resource_history and update it in place, new resources are inserted, and the hooks' CTEs (index
-   * rows) run in the same statement. Arrays go to unnest(): booleans as 0/1 and null content as ''
-   * (postgres.js does not serialise boolean array elements reliably). Raises 23505 when a new
-   * (type, id) races another create.
+   * Writes new versions: versions replacing a current one move it to resource_history and update it in
+   * place, new resources are inserted, and the hooks' CTEs (index rows) run in the same statement.
+   * Inside a transaction a large write goes in statements of WRITE_CHUNK versions, each sent as soon as
+   * it is built, so the next chunk's extraction and serialisation run while the database writes the
+   * previous one (and no parameter grows with the whole bundle). Raises 23505 when a new (type, id)
+   * races another create.
    */
   async write(versions: NewVersion[], supersedes: Set<string>): Promise<void> {
     if (versions.length === 0) return
+    this.writing = new Set(versions.map((v) => `${v.type}/${v.id}`))
+    try {
+      if (!this.inTransaction || versions.length <= WRITE_CHUNK) return await this.run(await this.statement(versions, supersedes))
+      const running: Promise<void>[] = []
+      let failed = false
+      for (let i = 0; i < versions.length && !failed; i += WRITE_CHUNK) {
+        const run = this.run(await this.statement(versions.slice(i, i + WRITE_CHUNK), supersedes))
+        run.catch(() => {
+          failed = true
+        })
+        running.push(run)
+      }
+      await Promise.all(running)
+    } finally {
+      this.writing = new Set()
+    }
+  }
+
+  /** Sends the statement (on the call, before the first await) and maps the hooks' errors. */
+  private async run(st: { query: Promise<unknown>; outs: HookCtes[] }): Promise<void> {
+    try {
+      await st.query
+    } catch (err) {
+      for (const o of st.outs) {
+        const mapped = o.mapError?.(err)
+        if (mapped) throw mapped
+      }
+      throw err
+    }
+  }
+
+  /** One statement for `versions` (not yet sent: postgres.js sends a query when it is awaited). */
+  private async statement(versions: NewVersion[], supersedes: Set<string>): Promise<{ query: Promise<unknown>; outs: HookCtes[] }> {
     const sql = this.tx
     const fresh = versions.filter((v) => !supersedes.has(v.rid))
     const next = versions.filter((v) => supersedes.has(v.rid))
     const superseded = next.map((v) => v.rid)
     const parts: Fragment[] = []
+    // The versions travel as one `json` parameter (one native JSON.stringify; text arrays would escape
+    // every content string element by element).
     if (next.length > 0) {
       parts.push(sql`
         moved as (insert into resource_history (rid, version, res_type, id, last_updated, deleted, content)
           select rid, version, res_type, id, last_updated, deleted, content from resource where rid = any(${superseded}::bigint[])),
-        replaced as (update resource r set version = v.version, last_updated = v.last_updated, deleted = v.deleted = 1, content = nullif(v.content, '')
-          from unnest(${superseded}::bigint[], ${next.map((v) => v.version)}::int[], ${next.map((v) => v.lastUpdated.toISOString())}::timestamptz[],
-                      ${next.map((v) => (v.deleted ? 1 : 0))}::int[], ${next.map((v) => v.content ?? '')}::text[])
-               as v(rid, version, last_updated, deleted, content)
+        replaced as (update resource r set version = v.version, last_updated = v."lastUpdated", deleted = v.deleted, content = v.content
+          from json_to_recordset(${rowsParam(sql, next)}) as v(rid bigint, version int, "lastUpdated" timestamptz, deleted boolean, content text)
           where r.rid = v.rid)`)
     }
     if (fresh.length > 0) {
       parts.push(sql`
         created as (insert into resource (rid, res_type, id, version, last_updated, deleted, content)
-          select rid, res_type, id, version, last_updated, deleted = 1, nullif(content, '')
-          from unnest(${fresh.map((v) => v.rid)}::bigint[], ${fresh.map((v) => v.type)}::text[], ${fresh.map((v) => v.id)}::text[],
-                      ${fresh.map((v) => v.version)}::int[], ${fresh.map((v) => v.lastUpdated.toISOString())}::timestamptz[],
-                      ${fresh.map((v) => (v.deleted ? 1 : 0))}::int[], ${fresh.map((v) => v.content ?? '')}::text[])
-               as v(rid, res_type, id, version, last_updated, deleted, content))`)
+          select rid, type, id, version, "lastUpdated", deleted, content
+          from json_to_recordset(${rowsParam(sql, fresh)}) as v(rid bigint, type text, id text, version int, "lastUpdated" timestamptz, deleted boolean, content text)
+          returning res_type),
+        counted as (insert into resource_count (res_type, n) select res_type, count(*) from created group by res_type)`)
     }
     const outs: HookCtes[] = []
     for (const hook of this.hooks) {
@@ -151,14 +192,12 @@ export class WriteTx {
     }
     const reads = outs.filter((o) => o.check).map((o) => sql`(select ok from ${sql(o.check as string)})`)
     const checks = reads.length > 0 ? sql`, ${join(sql as unknown as Sql, reads, sql`, `)}` : sql``
-    try {
-      await sql`with ${join(sql as unknown as Sql, parts, sql`, `)} select 1 ${checks}`
-    } catch (err) {
-      for (const o of outs) {
-        const mapped = o.mapError?.(err)
-        if (mapped) throw mapped
-      }
-      throw err
-    }
+    return { query: sql`with ${join(sql as unknown as Sql, parts, sql`, `)} select 1 ${checks}`, outs }
   }
+}
+
+/** The stored columns of versions as one `json` parameter (not the parsed resource they carry). */
+function rowsParam(sql: TxSql, versions: NewVersion[]) {
+  const rows = versions.map((v) => ({ rid: v.rid, type: v.type, id: v.id, version: v.version, lastUpdated: v.lastUpdated, deleted: v.deleted === true, content: v.content }))
+  return sql.typed(rows as any, 114)
 }

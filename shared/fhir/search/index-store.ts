@@ -71,8 +71,6 @@ function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] }
   return emptyIndexRows() as any
 }
 
-const col = <T, V>(rows: T[], f: (r: T) => V) => rows.map(f)
-
 /** The CTEs that delete the rows of replaced versions and insert the new rows (empty tables are left out). */
 function indexCtes(
   tx: TxSql,
@@ -86,49 +84,51 @@ function indexCtes(
   if (superseded.length > 0) {
     for (const table of INDEX_TABLES) if (fulltext || table !== 'idx_fulltext') parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
   }
-  // Only tables that get rows appear, so a plain create has few plan nodes.
+  // Only tables that get rows appear, so a plain create has few plan nodes. Each table's rows travel as
+  // one JSON parameter read by json_to_recordset (columns named as the row objects' keys): one native
+  // JSON.stringify instead of a text array per column with per-element escaping.
   if (r.string.length > 0)
     parts.push(tx`ins_string as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
-      select * from unnest(${col(r.string, (x) => x.rid)}::bigint[], ${col(r.string, (x) => x.resType)}::text[], ${col(r.string, (x) => x.code)}::text[],
-        ${col(r.string, (x) => x.value_norm)}::text[], ${col(r.string, (x) => x.value_exact)}::text[]))`)
+      select rid, "resType", code, value_norm, value_exact from json_to_recordset(${json(tx, r.string)})
+        as x(rid bigint, "resType" text, code text, value_norm text, value_exact text))`)
   if (r.token.length > 0)
     parts.push(tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm)
-      select * from unnest(${col(r.token, (x) => x.rid)}::bigint[], ${col(r.token, (x) => x.resType)}::text[], ${col(r.token, (x) => x.code)}::text[],
-        ${col(r.token, (x) => x.system)}::text[], ${col(r.token, (x) => x.value)}::text[], ${col(r.token, (x) => x.text)}::text[]))`)
+      select rid, "resType", code, system, value, text from json_to_recordset(${json(tx, r.token)})
+        as x(rid bigint, "resType" text, code text, system text, value text, text text))`)
   if (r.reference.length > 0)
     parts.push(tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
-      select * from unnest(${col(r.reference, (x) => x.rid)}::bigint[], ${col(r.reference, (x) => x.resType)}::text[], ${col(r.reference, (x) => x.code)}::text[],
-        ${col(r.reference, (x) => x.targetType)}::text[], ${col(r.reference, (x) => x.targetId)}::text[], ${col(r.reference, (x) => x.version)}::text[],
-        ${col(r.reference, (x) => x.url)}::text[], ${col(r.reference, (x) => x.identifierSystem)}::text[], ${col(r.reference, (x) => x.identifierValue)}::text[]))`)
+      select rid, "resType", code, "targetType", "targetId", version, url, "identifierSystem", "identifierValue" from json_to_recordset(${json(tx, r.reference)})
+        as x(rid bigint, "resType" text, code text, "targetType" text, "targetId" text, version text, url text, "identifierSystem" text, "identifierValue" text))`)
   if (r.date.length > 0)
     parts.push(tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi)
-      select * from unnest(${col(r.date, (x) => x.rid)}::bigint[], ${col(r.date, (x) => x.resType)}::text[], ${col(r.date, (x) => x.code)}::text[],
-        ${col(r.date, (x) => x.lo)}::timestamptz[], ${col(r.date, (x) => x.hi)}::timestamptz[]))`)
+      select rid, "resType", code, lo, hi from json_to_recordset(${json(tx, r.date)})
+        as x(rid bigint, "resType" text, code text, lo timestamptz, hi timestamptz))`)
   if (r.number.length > 0)
     parts.push(tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
-      select * from unnest(${col(r.number, (x) => x.rid)}::bigint[], ${col(r.number, (x) => x.resType)}::text[], ${col(r.number, (x) => x.code)}::text[],
-        ${col(r.number, (x) => x.value)}::numeric[], ${col(r.number, (x) => x.lo)}::numeric[], ${col(r.number, (x) => x.hi)}::numeric[]))`)
+      select rid, "resType", code, value, lo, hi from json_to_recordset(${json(tx, r.number)})
+        as x(rid bigint, "resType" text, code text, value numeric, lo numeric, hi numeric))`)
   if (r.quantity.length > 0)
     parts.push(tx`ins_quantity as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
-      select * from unnest(${col(r.quantity, (x) => x.rid)}::bigint[], ${col(r.quantity, (x) => x.resType)}::text[], ${col(r.quantity, (x) => x.code)}::text[],
-        ${col(r.quantity, (x) => x.value)}::numeric[], ${col(r.quantity, (x) => x.lo)}::numeric[], ${col(r.quantity, (x) => x.hi)}::numeric[],
-        ${col(r.quantity, (x) => x.system)}::text[], ${col(r.quantity, (x) => x.unitCode)}::text[], ${col(r.quantity, (x) => x.unit)}::text[]))`)
+      select rid, "resType", code, value, lo, hi, system, "unitCode", unit from json_to_recordset(${json(tx, r.quantity)})
+        as x(rid bigint, "resType" text, code text, value numeric, lo numeric, hi numeric, system text, "unitCode" text, unit text))`)
   if (r.uri.length > 0)
     parts.push(tx`ins_uri as (insert into idx_uri (rid, res_type, code, value)
-      select * from unnest(${col(r.uri, (x) => x.rid)}::bigint[], ${col(r.uri, (x) => x.resType)}::text[], ${col(r.uri, (x) => x.code)}::text[],
-        ${col(r.uri, (x) => x.value)}::text[]))`)
+      select rid, "resType", code, value from json_to_recordset(${json(tx, r.uri)})
+        as x(rid bigint, "resType" text, code text, value text))`)
   if (comp.length > 0)
     parts.push(tx`ins_composite as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
-      select * from unnest(${col(comp, (x) => x.rid)}::bigint[], ${col(comp, (x) => x.resType)}::text[], ${col(comp, (x) => x.code)}::text[],
-        ${col(comp, (x) => x.system1)}::text[], ${col(comp, (x) => x.value1)}::text[], ${col(comp, (x) => x.system2)}::text[], ${col(comp, (x) => x.value2)}::text[],
-        ${col(comp, (x) => x.lo2)}::numeric[], ${col(comp, (x) => x.hi2)}::numeric[], ${col(comp, (x) => x.unit2)}::text[],
-        ${col(comp, (x) => x.dlo2)}::timestamptz[], ${col(comp, (x) => x.dhi2)}::timestamptz[]))`)
+      select rid, "resType", code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2 from json_to_recordset(${json(tx, comp)})
+        as x(rid bigint, "resType" text, code text, system1 text, value1 text, system2 text, value2 text, lo2 numeric, hi2 numeric, unit2 text, dlo2 timestamptz, dhi2 timestamptz))`)
   if (fulltext && text.length > 0)
     parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content)
-      select rid, res_type, to_tsvector('simple', n), to_tsvector('simple', c)
-      from unnest(${col(text, (x) => x.rid)}::bigint[], ${col(text, (x) => x.resType)}::text[], ${col(text, (x) => x.narrative)}::text[],
-        ${col(text, (x) => x.content)}::text[]) as t(rid, res_type, n, c))`)
+      select rid, "resType", nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content) from json_to_recordset(${json(tx, text)})
+        as x(rid bigint, "resType" text, narrative text, content text))`)
   return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
+}
+
+/** Rows as one `json` parameter (postgres.js JSON.stringifies it once, natively). */
+function json(tx: TxSql, rows: object[]) {
+  return tx.typed(rows as any, 114)
 }
 
 /** Every search index table, keyed by rid. */

@@ -19,6 +19,8 @@ export interface OrderedScan {
   where: Fragment
   /** ORDER BY term of the key in the index's order (or its mirror when reading backwards). */
   order(reverse: boolean): Fragment
+  /** A page starting after (or ending before) a row whose key is `value`: the index range left to read. */
+  bound(value: string, reverse: boolean): Fragment
 }
 
 export function orderedScan(sql: Sql, q: SearchQuery): OrderedScan | undefined {
@@ -51,5 +53,6 @@ export function orderedScan(sql: Sql, q: SearchQuery): OrderedScan | undefined {
       and not exists (select 1 from idx_date x where x.rid = ${d}.rid and x.code = ${code} and (${earlier} or (${same} and x.ctid < ${d}.ctid)))`,
     // No NULLS clause: the column is never null, and the index's default null order lets it serve the scan.
     order: (reverse) => (first.desc !== reverse ? sql`${d}.${col} desc` : sql`${d}.${col} asc`),
+    bound: (value, reverse) => (first.desc !== reverse ? sql`${d}.${col} <= ${value}::timestamptz` : sql`${d}.${col} >= ${value}::timestamptz`),
   }
 }

@@ -2,7 +2,8 @@
 // becomes a row with HAPI's normalised form for the default starts-with match and the exact form for :exact.
 // https://hl7.org/fhir/R4/search.html#string
 import { unescape } from '../escape'
-import type { ParamHandler } from '../param-handler'
+import type { Sql } from '../../../db/client'
+import type { Fragment, ParamHandler } from '../param-handler'
 import type { ExtractContext, TypedValue } from '../typed-value'
 
 export interface StringRow {
@@ -57,6 +58,31 @@ export function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
 
+/**
+ * `col` starts with `prefix`, as the range [prefix, successor) in code point order, which is the byte
+ * order of text_pattern_ops indexes. Unlike a LIKE, the range can use the index in a generic plan, so
+ * a prepared search is planned once, not for each value.
+ */
+export function startsWith(sql: Sql, col: Fragment, prefix: string): Fragment {
+  if (prefix === '') return sql`${col} is not null`
+  // The bounds are sub-selects so that no plan depends on their values: the custom plans PostgreSQL
+  // tries first then cost what the generic plan does, and it keeps the generic one (no planning per search).
+  const upper = successor(prefix)
+  const from = sql`${col} ~>=~ (select ${prefix}::text)`
+  return upper === undefined ? from : sql`${from} and ${col} ~<~ (select ${upper}::text)`
+}
+
+// The least string greater than every string that starts with `s`: its last code point incremented
+// (skipping the surrogate range), dropping trailing U+10FFFF; undefined when there is none.
+function successor(s: string): string | undefined {
+  const cps = [...s]
+  while (cps.length > 0) {
+    const last = (cps.pop() as string).codePointAt(0) as number
+    if (last < 0x10ffff) return cps.join('') + String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1)
+  }
+  return undefined
+}
+
 // Read side: starts-with on the normalised value (case- and accent-insensitive), :exact, :contains.
 // https://hl7.org/fhir/R4/search.html#string
 export const stringHandler: ParamHandler = {
@@ -67,7 +93,7 @@ export const stringHandler: ParamHandler = {
     if (ctx.modifier === 'exact') return sql`i.value_exact = ${value.slice(0, STRING_MAX_LENGTH)}`
     const norm = normalizeString(value)
     if (ctx.modifier === 'contains') return sql`i.value_norm like ${`%${escapeLike(norm)}%`}`
-    return sql`i.value_norm like ${likePrefix(norm)}`
+    return startsWith(sql, sql`i.value_norm`, norm)
   },
   sortValue: (sql, desc) => (desc ? sql`max(i.value_norm)` : sql`min(i.value_norm)`),
 }
