@@ -14,7 +14,22 @@ try {
   const xmlScript = pathsScript('/tmp/bench-read-xml.lua', ids.map((id) => `/fhir/Patient/${id}?_format=xml`))
   await wrk(`${server.base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script: xmlScript }) // warm-up, as for JSON: the XML writer's JIT
   const x = await wrk(`${server.base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds, script: xmlScript })
-  console.log(`read Patient/{id}?_format=xml: ${Math.round(x.rps)} req/s at 32 connections (${Math.round((100 * x.rps) / r.rps)}% of JSON), p50 ${x.p50} ms, p99 ${x.p99} ms, errors ${x.errors}`)
+  console.log(`read Patient/{id}?_format=xml: ${Math.round(x.rps)} req/s at 32 connections (${Math.round((100 * x.rps) / r.rps)}% of JSON), p50 ${x.p50} ms, p99 ${x.p99} ms, errors ${x.errors} (XML render cache on: these ${ids.length} patients are all cache hits)`)
 } finally {
   await server.stop()
+}
+
+// The same XML reads with the render cache off: every read converts the stored JSON (a cold read).
+const cold = await startBenchServer(18080, { XML_RENDER_CACHE_MB: '0' })
+try {
+  const ids = await seedPatients(cold.base)
+  const jsonScript = pathsScript('/tmp/bench-read.lua', ids.map((id) => `/fhir/Patient/${id}`))
+  await wrk(`${cold.base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script: jsonScript })
+  const r = await wrk(`${cold.base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds, script: jsonScript })
+  const xmlScript = pathsScript('/tmp/bench-read-xml.lua', ids.map((id) => `/fhir/Patient/${id}?_format=xml`))
+  await wrk(`${cold.base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script: xmlScript })
+  const x = await wrk(`${cold.base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds, script: xmlScript })
+  console.log(`cache off: JSON ${Math.round(r.rps)} req/s, XML ${Math.round(x.rps)} req/s (${Math.round((100 * x.rps) / r.rps)}% of JSON), XML p99 ${x.p99} ms`)
+} finally {
+  await cold.stop()
 }

@@ -217,6 +217,21 @@ describe('_sort', () => {
     expect(await walkIds('_sort=gender,-_id')).toEqual(ids(expected))
   })
 
+  // With a criterion on the sort parameter every match has a date, and the server reads the date index
+  // in order (ordered-scan.ts); without one it sorts all matches. Both must give the same order.
+  test('_sort=date and -date with a date criterion: the order of the plain sort, every page forward and backward', async () => {
+    const code = `${LOINC}|8302-2`
+    const members = new Set((await walk(`/Observation?code=${code}&date=ge2015-01-01&_sort=_id&_count=50`)).flatMap(matchIds))
+    expect(members.size).toBeGreaterThan(14)
+    for (const dir of ['-', '']) {
+      const plain = (await walk(`/Observation?code=${code}&_sort=${dir}date&_count=50`)).flatMap(matchIds).filter((id) => members.has(id))
+      const forward = await walk(`/Observation?code=${code}&date=ge2015-01-01&_sort=${dir}date&_count=7`)
+      expect(forward.flatMap(matchIds)).toEqual(plain)
+      const backward = await walk(linkPath(forward[forward.length - 2], 'next') as string, 'previous')
+      expect(backward.map(matchIds)).toEqual(forward.map(matchIds).reverse())
+    }
+  })
+
   test('an unknown sort parameter is 400', async () => {
     const { status } = await outcome('/Patient?_sort=nonsense')
     expect(status).toBe(400)

@@ -128,6 +128,17 @@ describe('string', () => {
     expect(await matchKeys('/Patient?family=Chalmers,Donald&given=peter')).toEqual(keys(and))
   })
 
+  // Starts-with is an index range [prefix, next prefix) in code point order (params/string.ts startsWith).
+  test('starts-with ends exactly where the prefix stops matching, beyond ASCII and beyond the BMP', async () => {
+    const families = { 'pfx-1': 'ØR', 'pfx-2': 'Ørn', 'pfx-3': 'ØS', 'pfx-4': 'Þor', 'pfx-5': '𝔸bc', 'pfx-6': '𝔹', 'pfx-7': 'Ø' }
+    for (const [id, family] of Object.entries(families)) await put({ resourceType: 'Patient', id, name: [{ family }] })
+    expect(await matchKeys('/Patient?family=ør')).toEqual(['Patient/pfx-1', 'Patient/pfx-2'])
+    expect(await matchKeys('/Patient?family=Ø')).toEqual(['Patient/pfx-1', 'Patient/pfx-2', 'Patient/pfx-3', 'Patient/pfx-7'])
+    expect(await matchKeys('/Patient?family=𝔸')).toEqual(['Patient/pfx-5'])
+    // gone again: other tests here compare all patients with the files
+    for (const id of Object.keys(families)) expect((await s.fhirFetch(`/Patient/${id}`, { method: 'DELETE' })).status).toBe(200)
+  })
+
   test(':exact is case- and accent-sensitive equality', async () => {
     const exact = (v: string) => all('Patient').filter((p) => families(p).includes(v))
     expect(exact('Chalmers').length).toBeGreaterThan(0)

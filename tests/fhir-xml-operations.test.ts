@@ -85,17 +85,32 @@ describe('$meta, $meta-add, $meta-delete', () => {
   test('$meta-add and $meta-delete take valueMeta in XML', async () => {
     const [a, b] = [await patientWith(), await patientWith()]
     const call = { json: { resourceType: 'Parameters', parameter: [{ name: 'meta', valueMeta: metaJson }] }, xml: xmlParameters(xmlParam('meta', metaXml)) }
+    // An XML read before and after: the XML written from the stored version must not outlive it.
+    expect((await readXml(await s.fhirFetch(`/Patient/${b.id}?_format=xml`))).meta.tag).toBeUndefined()
     const added = await askJson(`/Patient/${a.id}/$meta-add`, call)
     const addedXml = await askXml(`/Patient/${b.id}/$meta-add`, call)
     expect(twin(addedXml)).toEqual(twin(added))
     expect(param(addedXml.body, 'return').valueMeta).toMatchObject(metaJson)
     const stored = await readJson(await s.fhirFetch(`/Patient/${b.id}`))
     expect(stored.meta).toMatchObject(metaJson)
+    expect(await readXml(await s.fhirFetch(`/Patient/${b.id}?_format=xml`))).toEqual(stored)
 
     const deleted = await askJson(`/Patient/${a.id}/$meta-delete`, call)
     const deletedXml = await askXml(`/Patient/${b.id}/$meta-delete`, { ...call, accept: true })
     expect(twin(deletedXml)).toEqual(twin(deleted))
     expect(param(deletedXml.body, 'return').valueMeta.tag).toBeUndefined()
+  })
+})
+
+describe('operation errors in XML', () => {
+  test('$meta-add without a meta parameter, and an XML body that is not Parameters: 400 OperationOutcome in XML', async () => {
+    const p = await patientWith()
+    const missing = await s.fhirFetch(`/Patient/${p.id}/$meta-add?_format=xml`, { method: 'POST', body: xmlParameters(), headers: { 'content-type': FHIR_XML } })
+    expect(missing.status).toBe(400)
+    expect((await readXml(missing)).resourceType).toBe('OperationOutcome')
+    const broken = await s.fhirFetch('/$expunge', { method: 'POST', body: xmlParameters('<parameter><name value="limit"/><valueInteger value="x"/>'), headers: { 'content-type': FHIR_XML, accept: FHIR_XML } })
+    expect(broken.status).toBe(400)
+    expect((await readXml(broken)).resourceType).toBe('OperationOutcome')
   })
 })
 

@@ -362,3 +362,33 @@ describe('history in XML', () => {
     expect(bundle.entry[1].resource.id).toBe(p.id)
   })
 })
+
+describe('narrative XHTML on write', () => {
+  test('a div without a namespace is accepted and stored with the XHTML namespace declared (as HAPI), in JSON and XML', async () => {
+    const family = unique('Nons')
+    const div = `<div><p>${family}</p></div>`
+    const contained = [{ resourceType: 'Organization', id: 'o', name: 'x', text: { status: 'generated', div: ' <div>org</div>' } }]
+    const created = await createJson({ resourceType: 'Patient', text: { status: 'generated', div }, contained, name: [{ family }] })
+    expect(created.text.div).toBe(`<div ${XHTML_NS}><p>${family}</p></div>`)
+    expect(created.contained[0].text.div).toBe(`<div ${XHTML_NS}>org</div>`)
+    expect((await readJson(await s.fhirFetch(`/Patient/${created.id}`))).text.div).toBe(created.text.div)
+    const xml = await (await getXml(`/Patient/${created.id}`)).text()
+    expect(xml).toContain(`<text><status value="generated"/><div ${XHTML_NS}><p>${family}</p></div></text>`)
+    // The same in a transaction, which the worker stores.
+    const bundle = { resourceType: 'Bundle', type: 'transaction', entry: [{ fullUrl: uuid(), resource: { resourceType: 'Patient', text: { status: 'generated', div } }, request: { method: 'POST', url: 'Patient' } }] }
+    const res = await s.fhirFetch('', { method: 'POST', json: bundle })
+    expect(res.status).toBe(200)
+    const location = (await readJson(res)).entry[0].response.location
+    expect((await readJson(await s.fhirFetch(`/${target(location)}`))).text.div).toBe(`<div ${XHTML_NS}><p>${family}</p></div>`)
+  })
+
+  test('a div that is not well-formed XHTML is refused with 400 naming Patient.text.div, nothing written', async () => {
+    const before = await rowCounts()
+    for (const div of [`<div ${XHTML_NS}><p>open</div>`, `<div ${XHTML_NS}>a&nbsp;b</div>`, `<div ${XHTML_NS}>x</div><script>alert(1)</script>`]) {
+      const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', text: { status: 'generated', div } }, headers: { accept: FHIR_XML } })
+      expect(res.status).toBe(400)
+      expect(expressions(await xmlOutcome(res))).toContain('Patient.text.div')
+    }
+    expect(await rowCounts()).toEqual(before)
+  })
+})

@@ -4,6 +4,7 @@ import { toFhirXml } from '../../shared/fhir/format/xml-write'
 import type { FhirResponse } from '../../shared/fhir/request'
 import type { Format } from './negotiate'
 import { parseFhirJson } from '../../shared/fhir/format/json'
+import type { XmlRenderCache } from '../../shared/fhir/format/xml-render-cache'
 
 const CONTENT_TYPE: Record<Format, string> = {
   json: 'application/fhir+json;charset=utf-8',
@@ -15,6 +16,8 @@ export interface RenderOptions {
   pretty: boolean
   head?: boolean
   requestId?: string
+  /** XML written from stored JSON text, reused while that text is read again. */
+  xmlCache?: XmlRenderCache
 }
 
 export function render(res: FhirResponse, opts: RenderOptions): Response {
@@ -33,6 +36,8 @@ function serialize(res: FhirResponse, opts: RenderOptions): string | undefined {
   if (res.resource === undefined && res.text === undefined) return undefined
   // The stored JSON text goes out as is unless it must be re-shaped.
   if (opts.format === 'json' && !opts.pretty && res.text !== undefined) return res.text
+  // Only a stored version (it has an ETag) is read again as it is; a Bundle's text is made per request.
+  if (opts.format === 'xml' && !opts.pretty && res.text !== undefined && res.resource === undefined && res.etag && opts.xmlCache) return opts.xmlCache.xmlOf(res.text)
   const resource = res.resource ?? parseFhirJson(res.text as string)
   if (opts.format === 'xml') return toFhirXml(resource, { pretty: opts.pretty })
   return opts.pretty ? JSON.stringify(resource, null, 2) : JSON.stringify(resource)

@@ -12,6 +12,7 @@ import { authenticate, authorize } from '../http/auth'
 import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate'
 import { bundleStatus, submitBundle } from './bundles'
 import { render } from './respond'
+import { XmlRenderCache } from '../../shared/fhir/format/xml-render-cache'
 import type { Jobs } from '../../shared/jobs/queues'
 import type { Redis } from '../../shared/redis'
 
@@ -32,11 +33,12 @@ export function fhirRoutes(deps: FhirDeps) {
   const fixed: FhirContext | undefined = deps.config.publicBaseUrl
     ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
     : undefined
-  const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps)
+  const xmlCache = new XmlRenderCache(deps.config.xmlRenderCacheBytes)
+  const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps, xmlCache)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
 }
 
-async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps): Promise<Response> {
+async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps, xmlCache: XmlRenderCache): Promise<Response> {
   const url = new URL(request.url)
   const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
   const query = url.searchParams
@@ -82,7 +84,7 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
         : path[0] === '$bundle-status' && path.length === 1 && req.method === 'GET'
           ? await bundleStatus(req, ctx, deps.jobs)
           : await route(req, ctx)
-    return render(res, { format, pretty, head, requestId })
+    return render(res, { format, pretty, head, requestId, xmlCache })
   } catch (err) {
     const appErr = toAppError(err)
     if (appErr.category === 'fault') log.error('request failed', { requestId, method: request.method, url: request.url, err: String((err as Error)?.stack ?? err) })

@@ -45,6 +45,10 @@ function readDiv(div: string, path: string): string {
     throw invalid(`Narrative div is not well-formed XHTML: ${(err as Error).message}`, path)
   }
   if (root.name !== 'div') throw invalid(`Narrative must be a <div> element`, path)
+  // https://www.w3.org/TR/xml/#sec-comments, which the reader does not check: no '--' in a comment.
+  for (const m of div.matchAll(/<!--([\s\S]*?)-->/g)) {
+    if (m[1].includes('--') || m[1].endsWith('-')) throw invalid(`Narrative div is not well-formed XHTML: '--' in a comment`, path)
+  }
   const xhtml = root.start === 0 && root.end === div.length ? div : div.slice(root.start, root.end)
   if (root.ns === XHTML_NS) return xhtml
   if (root.ns !== '' || root.qname !== 'div') throw invalid(`Narrative div must be in the XHTML namespace`, path)
@@ -199,5 +203,34 @@ function skipSpace(s: string, i: number): number {
     const c = s.charCodeAt(i)
     if (c === 32 || c === 10 || c === 9 || c === 13) i++
     else return i
+  }
+}
+
+const DECLARED = `<div xmlns="${XHTML_NS}"`
+
+/**
+ * Declares the XHTML namespace on every narrative div of a valid resource that lacks it, in place, so
+ * it is stored as HAPI FHIR stores it: the resource's own, its contained resources', and those of
+ * Bundle entries and Parameters.
+ */
+export function normalizeNarratives(resource: any, depth = 0): void {
+  if (resource === null || typeof resource !== 'object' || depth > 100) return
+  const text = resource.text
+  if (text && typeof text.div === 'string' && !text.div.startsWith(DECLARED)) {
+    try {
+      text.div = narrativeXhtml(text.div, '')
+    } catch {
+      // Left as it is: validation reports it.
+    }
+  }
+  if (Array.isArray(resource.contained)) for (const c of resource.contained) normalizeNarratives(c, depth + 1)
+  if (resource.resourceType === 'Bundle' && Array.isArray(resource.entry)) for (const e of resource.entry) normalizeNarratives(e?.resource, depth + 1)
+  if (resource.resourceType === 'Parameters' && Array.isArray(resource.parameter)) normalizeParameters(resource.parameter, depth + 1)
+}
+
+function normalizeParameters(parameters: any[], depth: number): void {
+  for (const p of parameters) {
+    normalizeNarratives(p?.resource, depth)
+    if (Array.isArray(p?.part)) normalizeParameters(p.part, depth + 1)
   }
 }

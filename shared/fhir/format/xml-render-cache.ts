@@ -10,6 +10,14 @@ export class XmlRenderCache {
 
   constructor(private readonly maxBytes: number) {}
 
+  get size(): number {
+    return this.entries.size
+  }
+
+  has(json: string): boolean {
+    return this.entries.has(json)
+  }
+
   /** The compact FHIR XML of the resource whose FHIR JSON is `json`. */
   xmlOf(json: string): string {
     const hit = this.entries.get(json)

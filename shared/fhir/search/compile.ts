@@ -11,7 +11,7 @@ import { handlerFor } from './handlers'
 import type { Fragment, PredicateContext } from './param-handler'
 import type { Criterion } from './query'
 import { unescape } from './escape'
-import type { SearchParamDef } from './registry'
+import type { SearchParamDef, SearchParamType } from './registry'
 
 export interface Scope {
   /** SQL alias of the resource row the predicate is about (r0, r1...). */
@@ -26,6 +26,46 @@ export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, b
   return join(sql, criteria.map((c) => compileCriterion(sql, c, scope, baseUrl)), sql` and `)
 }
 
+type ParamCriterion = Extract<Criterion, { kind: 'param' }>
+
+// Which index rows to start from when several criteria are checked on index rows: a reference names
+// one resource, a token one code; strings and URIs come next. Ranges (dates, numbers, quantities) and
+// composites only filter candidates.
+const DRIVER_RANK: Partial<Record<SearchParamType, number>> = { reference: 0, token: 1, string: 2, uri: 2 }
+
+/**
+ * The criteria of a one-type search. When two or more are positive criteria on index rows, one of them
+ * (the likeliest to be selective) yields the candidate rids and the others are checked on those rids
+ * before any resource row is read: `rid in (select c.rid from (<driver's rows>) c where <others on c>)`.
+ * As separate EXISTS each, every candidate's resource row is read first, and only then are the others
+ * checked (e.g. 55 Observations of a patient read to keep the 4 with a given code).
+ */
+export function compileMatch(sql: Sql, criteria: Criterion[], scope: Scope, baseUrl: string): Fragment {
+  const onRows = criteria.filter((c): c is ParamCriterion => isRowCriterion(c))
+  const type = scope.type
+  const rank = (c: ParamCriterion) => DRIVER_RANK[c.def.type] ?? Number.POSITIVE_INFINITY
+  const driver = onRows.reduce<ParamCriterion | undefined>((best, c) => (rank(c) < (best ? rank(best) : Number.POSITIVE_INFINITY) ? c : best), undefined)
+  if (type === undefined || onRows.length < 2 || driver === undefined) return compileCriteria(sql, criteria, scope, baseUrl)
+  const { table, match } = paramRows(sql, driver.def, driver.modifier, driver.values, scope, baseUrl)
+  // Each other criterion is a probe per candidate (OFFSET 0 keeps the EXISTS a subplan: joined instead,
+  // a generic plan's row guesses could scan all rows of a code per candidate).
+  const nested = onRows.filter((c) => c !== driver).map((c) => {
+    const rows = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
+    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and i.code = ${c.def.code} and (${rows.match}) offset 0)`
+  })
+  const rest = criteria.filter((c) => !onRows.includes(c as ParamCriterion))
+  const candidates = sql`${sql(scope.alias)}.rid in (
+    select c.rid from (select i.rid from ${sql(table)} i where i.res_type = ${type} and i.code = ${driver.def.code} and (${match})) c
+    where ${join(sql, nested, sql` and `)})`
+  return rest.length === 0 ? candidates : sql`${candidates} and ${compileCriteria(sql, rest, scope, baseUrl)}`
+}
+
+// A positive criterion answered by the parameter's own index rows of the resource (only `rid` read from the row).
+function isRowCriterion(c: Criterion): boolean {
+  if (c.kind !== 'param' || c.def.common === 'column' || c.def.code === '_id' || c.def.code === '_lastUpdated') return false
+  const h = handlerFor(c.def.type)
+  return h !== undefined && !(c.modifier !== undefined && h.negating?.has(c.modifier))
+}
 
 function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string): Fragment {
   const r = sql(scope.alias)
@@ -86,15 +126,22 @@ function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefine
     return modifier === 'not' ? sql`not (${r}.id = any(${ids}::text[]))` : sql`${r}.id = any(${ids}::text[])`
   }
   if (def.code === '_lastUpdated') return compileLastUpdated(sql, modifier, values, r)
+  const { table, match, negated } = paramRows(sql, def, modifier, values, scope, baseUrl)
+  const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
+  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and i.code = ${def.code} and (${match}))`
+  return negated ? sql`not ${exists}` : exists
+}
+
+// The index table of a parameter and the predicate its rows `i` must meet (values ORed); `negated` for
+// modifiers answered as NOT EXISTS of that predicate.
+function paramRows(sql: Sql, def: SearchParamDef, modifier: string | undefined, values: string[], scope: Scope, baseUrl: string) {
   const h = handlerFor(def.type)
   if (!h) throw unsupported(def)
   if (modifier !== undefined && !h.modifiers.has(modifier) && !(def.type === 'reference' && /^[A-Z]/.test(modifier)))
     throw invalid(`Invalid modifier :${modifier} for parameter ${def.code} of type ${def.type}`)
   const ctx: PredicateContext = { def, modifier, resType: scope.type ?? '', baseUrl }
   const ors = values.map((v) => sql`(${h.predicate(sql, v, ctx)})`)
-  const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
-  const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid ${typeFilter} and i.code = ${def.code} and (${join(sql, ors, sql` or `)}))`
-  return modifier !== undefined && h.negating?.has(modifier) ? sql`not ${exists}` : exists
+  return { table: h.table, match: join(sql, ors, sql` or `), negated: modifier !== undefined && h.negating?.has(modifier) === true }
 }
 
 function compileLastUpdated(sql: Sql, modifier: string | undefined, values: string[], r: postgres.Helper<string>): Fragment {

@@ -4,7 +4,7 @@
 import type { Sql } from '../../db/client'
 import { type StoredVersion, storedFromRow } from '../repo/types'
 import { join } from '../../db/fragments'
-import { compileCriteria } from './compile'
+import { compileMatch } from './compile'
 import { handlerFor } from './handlers'
 import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
@@ -97,7 +97,7 @@ function whereOf(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {
   const r = sql(ROW)
   const types = q.types.length === 1 ? sql`${r}.res_type = ${q.types[0]}` : q.types.length > 1 ? sql`${r}.res_type = any(${q.types}::text[])` : sql`true`
   const scope = { alias: ROW, type: q.types.length === 1 ? q.types[0] : undefined, depth: 0 }
-  return sql`${types} and not ${r}.deleted and ${compileCriteria(sql, q.criteria, scope, baseUrl)}`
+  return sql`${types} and not ${r}.deleted and ${compileMatch(sql, q.criteria, scope, baseUrl)}`
 }
 
 async function countOf(sql: Sql, where: Fragment): Promise<number> {

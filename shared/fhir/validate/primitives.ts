@@ -3,6 +3,7 @@
 // https://hl7.org/fhir/R4/datatypes.html#primitive  https://hl7.org/fhir/R4/json.html#primitive
 import { getTypeDef } from '../definitions/elements'
 import { decimalValue } from '../format/json'
+import { narrativeProblem } from '../format/xhtml-check'
 
 export type PrimitiveCheck = (value: unknown) => string | undefined
 
@@ -55,13 +56,12 @@ const checkBase64: PrimitiveCheck = (v) => {
   return count === 0 || count % 4 !== 0 ? 'is not valid base64' : undefined
 }
 
-// xhtml: the narrative's root element is a <div> in the XHTML namespace; only the opening tag is checked.
-// https://hl7.org/fhir/R4/narrative.html#xhtml
+// xhtml: well-formed XHTML whose root is a <div> in the XHTML namespace, or in none (the namespace is
+// then declared when written, as HAPI FHIR does). https://hl7.org/fhir/R4/narrative.html#xhtml
 const checkXhtml: PrimitiveCheck = (v) => {
   if (typeof v !== 'string') return 'must be a JSON string'
-  let i = 0
-  while (i < v.length && isSpace(v.charCodeAt(i))) i++
-  return v.startsWith('<div', i) ? undefined : 'must be XHTML with a <div> root element'
+  const problem = narrativeProblem(v)
+  return problem === undefined ? undefined : `must be XHTML with a <div> root element (${problem})`
 }
 
 function byRegex(type: string, message: string): PrimitiveCheck {

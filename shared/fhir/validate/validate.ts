@@ -2,6 +2,7 @@
 // $validate: resourceType, known properties, JSON shape, primitive formats, cardinality, choice
 // types, required code bindings. Invariants (FHIRPath constraints) are not checked.
 // https://hl7.org/fhir/R4/json.html  https://hl7.org/fhir/R4/validation.html
+import { normalizeNarratives } from '../format/xhtml-check'
 import { AppError, type Issue } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
 import { nestedPlan, prepareTypePlans, type PropPlan, type TypePlan, typePlan } from './type-plan'
@@ -84,11 +85,15 @@ export function prepareValidation(): void {
   prepareTypePlans()
 }
 
-/** Throws an `invalid` AppError carrying all issues when any is an error or fatal. */
+/**
+ * Throws an `invalid` AppError carrying all issues when any is an error or fatal. The gate of every
+ * write: a valid resource's narrative divs get the XHTML namespace declared, as HAPI FHIR stores them.
+ */
 export function assertValid(resource: unknown, opts?: ValidateOptions): void {
   const issues = validateResource(resource, opts)
   const first = issues.find((i) => i.severity === 'error' || i.severity === 'fatal')
   if (first) throw new AppError('invalid', first.diagnostics, { issues })
+  normalizeNarratives(resource)
 }
 
 // A resource anywhere: the root, contained[i], Bundle.entry[i].resource, Parameters.parameter[i].resource.
