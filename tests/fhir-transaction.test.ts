@@ -20,7 +20,7 @@ describe('transaction', () => {
       expect(await withIdentifier(s, 'Patient', v)).toEqual([])
     })
 
-    // More than 200 versions are written in several statements of one database transaction.
+    // More than 100 versions are written in several statements of one database transaction.
     test('a large bundle: the first entries reference the last one, written in another statement', async () => {
       const p = uuid()
       const v = unique('aon-large')

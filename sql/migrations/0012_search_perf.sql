@@ -3,7 +3,9 @@
 -- The lookup indexes end with rid, so a criterion checked for one resource (an EXISTS probe from a
 -- resource row, as compile.ts writes them) is one index descent on all its columns, whatever the
 -- planner guesses about how many rows a value has. Without rid a generic plan could pick the lookup
--- index and filter thousands of rows per probe. Replaced, not added: index maintenance stays the same.
+-- index and filter thousands of rows per probe. Replaced, not added; with rid the keys are unique, so
+-- btree deduplication no longer packs equal values: bulk inserts into idx_token measured ~35% slower
+-- (about +1.3 µs a row), not measurable in per-create transactions.
 drop index idx_token_lookup;
 create index idx_token_lookup on idx_token (res_type, code, value, system, rid);
 drop index idx_reference_target;

@@ -23,7 +23,7 @@ export interface HookCtes {
 }
 
 /** Versions per statement of a large write inside a transaction. */
-const WRITE_CHUNK = 200
+const WRITE_CHUNK = 100
 
 export class Repo {
   readonly ids: IdAllocator
@@ -132,6 +132,9 @@ export class WriteTx {
       const running: Promise<void>[] = []
       let failed = false
       for (let i = 0; i < versions.length && !failed; i += WRITE_CHUNK) {
+        // At most two statements in flight: the overlap is kept, the memory of queued ones is not.
+        if (running.length >= 2) await running[running.length - 2].catch(() => {})
+        if (failed) break
         const run = this.run(await this.statement(versions.slice(i, i + WRITE_CHUNK), supersedes))
         run.catch(() => {
           failed = true

@@ -45,7 +45,10 @@ export function compileMatch(sql: Sql, criteria: Criterion[], scope: Scope, base
   const type = scope.type
   const rank = (c: ParamCriterion) => DRIVER_RANK[c.def.type] ?? Number.POSITIVE_INFINITY
   const driver = onRows.reduce<ParamCriterion | undefined>((best, c) => (rank(c) < (best ? rank(best) : Number.POSITIVE_INFINITY) ? c : best), undefined)
-  if (type === undefined || onRows.length < 2 || driver === undefined) return compileCriteria(sql, criteria, scope, baseUrl)
+  // Only a clear choice drives (e.g. a reference beside tokens): between two tokens, say, nothing here
+  // knows which is rarer, and the planner keeps choosing as before.
+  const clear = driver !== undefined && onRows.every((c) => c === driver || rank(c) > rank(driver))
+  if (type === undefined || onRows.length < 2 || driver === undefined || !clear) return compileCriteria(sql, criteria, scope, baseUrl)
   const { table, match } = paramRows(sql, driver.def, driver.modifier, driver.values, scope, baseUrl)
   // Each other criterion is a probe per candidate (OFFSET 0 keeps the EXISTS a subplan: joined instead,
   // a generic plan's row guesses could scan all rows of a code per candidate).

@@ -37,7 +37,7 @@ export function indexRowCtes(tx: TxSql, written: Indexable[], superseded: string
 /** The index rows of resources, extracted (CPU only, no database): the first half of indexRowCtes. */
 export interface ExtractedRows {
   rows: ReturnType<typeof emptyKeyed>
-  text: { rid: string; resType: string; narrative: string; content: string }[]
+  text: { rid: string; resType: string; narrative: string | null; content: string }[]
 }
 
 export function extractRows(written: Indexable[], baseUrl?: string, withText = true): ExtractedRows {
@@ -48,9 +48,14 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
     const r = extractIndexes(v.resource, { baseUrl })
     for (const k of Object.keys(r) as (keyof IndexRows)[]) {
       const target = rows[k] as Keyed<unknown>[]
-      for (const row of r[k] as object[]) target.push({ ...(row as object), rid: v.rid, resType: v.type })
+      // The rows are this extraction's own objects: keyed in place rather than copied.
+      for (const row of r[k] as unknown as Keyed<object>[]) {
+        row.rid = v.rid
+        row.resType = v.type
+        target.push(row)
+      }
     }
-    if (withText) text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource), content: contentText(v.resource) })
+    if (withText) text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource) || null, content: contentText(v.resource) })
   }
   return { rows, text }
 }
@@ -76,7 +81,7 @@ function indexCtes(
   tx: TxSql,
   superseded: string[],
   r: ReturnType<typeof emptyKeyed>,
-  text: { rid: string; resType: string; narrative: string; content: string }[],
+  text: { rid: string; resType: string; narrative: string | null; content: string }[],
   fulltext = true,
 ): Fragment | undefined {
   const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
