@@ -1,5 +1,6 @@
 // Configuration from environment variables, validated by one TypeBox schema. A bad value stops
 // start-up with a message naming the variable.
+import { availableParallelism } from 'node:os'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
@@ -102,7 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPageSize: Number(e.MAX_PAGE_SIZE ?? 200),
     maxBodyBytes: Number(e.MAX_BODY_BYTES ?? 50 * 1024 * 1024),
     maxBundleEntries: Number(e.MAX_BUNDLE_ENTRIES ?? 20_000),
-    dbPoolMax: Number(e.DB_POOL_MAX ?? 20),
+    dbPoolMax: e.DB_POOL_MAX !== undefined ? Number(e.DB_POOL_MAX) : defaultPoolSize(),
     adminApiKey: e.ADMIN_API_KEY,
     authDisabled: truthy(e.AUTH_DISABLED, false),
     defaultPretty: truthy(e.DEFAULT_PRETTY, false),
@@ -124,4 +125,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (cfg.maxPageSize < cfg.defaultPageSize) throw new ConfigError('Invalid configuration: MAX_PAGE_SIZE: must be at least DEFAULT_PAGE_SIZE')
   if (cfg.dbPoolMax < 1) throw new ConfigError('Invalid configuration: DB_POOL_MAX: must be at least 1')
   return cfg
+}
+
+/**
+ * Connections per process when DB_POOL_MAX is unset: twice the cores plus two. More connections than
+ * the database can run at once only queue inside PostgreSQL (measured on 2 cores: creates 1,550 req/s
+ * with 20 connections, 1,870-1,880 with 6 or 8).
+ */
+function defaultPoolSize(): number {
+  return 2 * availableParallelism() + 2
 }

@@ -1,5 +1,6 @@
 // Configuration: a bad environment variable stops start-up with a message that names it.
 import { describe, expect, test } from 'bun:test'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../shared/config'
 
@@ -31,6 +32,11 @@ describe('loadConfig', () => {
 
   test('auth is on by default', () => {
     expect(loadConfig({}).authDisabled).toBe(false)
+  })
+
+  test('the connection pool defaults to twice the cores plus two; DB_POOL_MAX overrides it', () => {
+    expect(loadConfig({}).dbPoolMax).toBe(2 * availableParallelism() + 2)
+    expect(loadConfig({ DB_POOL_MAX: '3' }).dbPoolMax).toBe(3)
   })
 })
 
