@@ -137,7 +137,11 @@ describe('admin jobs API', () => {
     const list = await readJson(await adminGet('/admin/jobs?kind=reindex&limit=2'))
     expect(list.data.length).toBe(2)
     expect(Date.parse(list.data[0].createdAt)).toBeGreaterThanOrEqual(Date.parse(list.data[1].createdAt))
-    expect((await adminGet(`/admin/jobs/${crypto.randomUUID()}`)).status).toBe(404)
+    const missing = await adminGet(`/admin/jobs/${crypto.randomUUID()}`)
+    expect(missing.status).toBe(404)
+    const envelope = (await readJson(missing)).error
+    expect(envelope).toMatchObject({ type: expect.any(String), code: expect.any(String), message: expect.stringContaining('not found') })
+    expect(envelope.request_id).toBe(missing.headers.get('x-request-id'))
     expect((await adminGet('/admin/jobs/not-a-uuid')).status).toBe(404)
     expect((await adminGet('/admin/jobs?state=sleeping')).status).toBe(400)
   })
