@@ -19,11 +19,8 @@ export const operations: OperationDef[] = [
   { name: '$everything', levels: ['type', 'instance'], methods: ['GET', 'POST'], scope: 'read', types: ['Patient'], handler: everything },
 ]
 
-/** Parameters OperationInput.of already takes from the query string (the others starting with `_` it leaves out). */
-const IN_INPUT = new Set(['_type', '_count', '_since'])
-
 async function everything(req: FhirRequest, ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
-  const all = (name: string) => [...(IN_INPUT.has(name) ? [] : req.query.getAll(name)), ...input.values(name).map(String)]
+  const all = (name: string) => input.values(name).map(String)
   if (all('_offset').length > 0) throw new AppError('invalid', 'HAPI-1106: Everything operation does not support offset searching')
   const countText = all('_count')[0]
   const count = countText === undefined ? ctx.config.defaultPageSize : parseCount(countText, ctx.config.maxPageSize)

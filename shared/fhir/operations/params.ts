@@ -18,7 +18,8 @@ export class OperationInput {
 
   static of(req: FhirRequest): OperationInput {
     const parts: ParameterPart[] = []
-    for (const [name, value] of req.query) if (!name.startsWith('_') || name === '_type' || name === '_count' || name === '_since') parts.push({ name, valueString: value })
+    // Every query parameter is an operation parameter (an operation ignores names it does not define).
+    for (const [name, value] of req.query) parts.push({ name, valueString: value })
     const body = req.body as any
     if (body === undefined || body === null) return new OperationInput(parts)
     if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('invalid', 'The operation body must be a Parameters resource')
