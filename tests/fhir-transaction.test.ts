@@ -20,26 +20,6 @@ describe('transaction', () => {
       expect(await withIdentifier(s, 'Patient', v)).toEqual([])
     })
 
-    // More than 100 versions are written in several statements of one database transaction.
-    test('a large bundle: the first entries reference the last one, written in another statement', async () => {
-      const p = uuid()
-      const v = unique('aon-large')
-      const body = await commit(s, [...Array.from({ length: 450 }, () => post(observation(p))), post(patient(v), p)])
-      expect(body.entry).toHaveLength(451)
-      const [patientId] = await withIdentifier(s, 'Patient', v)
-      expect(body.entry[0].response.status).toBe('201 Created')
-      expect((await read(s, body.entry[0].response.location.replace(/\/_history\/\d+$/, ''))).subject.reference).toBe(`Patient/${patientId}`)
-    })
-
-    test('a large bundle failing in its last statement: 400 naming the entry, nothing written', async () => {
-      const p = uuid()
-      const v = unique('aon-large-fail')
-      const entries = [post(patient(v), p), ...Array.from({ length: 449 }, () => post(observation(p))), post(observation('Patient/no-such-patient-x3'))]
-      const text = await rejected(s, transaction(entries), 400, 450)
-      expect(text).toContain('HAPI-1094')
-      expect(await withIdentifier(s, 'Patient', v)).toEqual([])
-    })
-
     test('an invalid resource: 400 naming the entry, nothing written', async () => {
       const v = unique('aon-invalid')
       await rejected(s, transaction([post(patient(v), uuid()), put('Patient/aon-bad', { resourceType: 'Patient', id: 'aon-bad', birthDate: 'not-a-date' })]), 400, 1)
