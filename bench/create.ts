@@ -1,7 +1,7 @@
 // Create benchmark: single POST /fhir/Observation with a Synthea Observation, 16 connections (wrk).
 // Usage: bun run bench/create.ts [seconds]
 import { writeFileSync } from 'node:fs'
-import { BENCH_KEY, startBenchServer, wrk } from './server'
+import { BENCH_KEY, cpuMeter, startBenchServer, wrk } from './server'
 import { syntheaResources } from './synthea'
 
 const seconds = Number(process.argv[2] ?? 15)
@@ -19,8 +19,9 @@ try {
   writeFileSync(script, `bodies = {${lua}}\nn = 0\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/fhir+json"\nwrk.headers["Prefer"] = "return=minimal"\nrequest = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, bodies[(n % #bodies) + 1])\nend\n`)
   const url = `${server.base}/fhir/Observation`
   await wrk(url, { connections: 16, seconds: 3, script }) // warm-up
+  const cpu = cpuMeter({ server: server.pid })
   const r = await wrk(url, { connections: 16, seconds, script })
-  console.log(`create Observation: ${Math.round(r.rps)} req/s at 16 connections, p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, errors ${r.errors}, server RSS ${server.rssMb()} MB`)
+  console.log(`create Observation: ${Math.round(r.rps)} req/s at 16 connections, p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, errors ${r.errors}, server RSS ${server.rssMb()} MB; ${cpu.perUnit(r.rps * seconds)}`)
 } finally {
   await server.stop()
 }

@@ -2,7 +2,7 @@
 // Usage: bun run bench/search.ts [copies] [seconds]
 import { loadConfig } from '../shared/config'
 import { createSql } from '../shared/db/client'
-import { BENCH_KEY, startBenchServer, wrk } from './server'
+import { BENCH_KEY, cpuMeter, startBenchServer, wrk } from './server'
 import { loadSynthea } from './load-synthea'
 import { pathsScript } from './workload'
 
@@ -11,11 +11,14 @@ const seconds = Number(process.argv[3] ?? 10)
 const server = await startBenchServer(18081)
 const sql = createSql(server.databaseUrl, { max: 4 })
 try {
-  const t0 = performance.now()
-  const n = await loadSynthea(sql, loadConfig({ DATABASE_URL: server.databaseUrl }), copies)
-  const loadS = (performance.now() - t0) / 1000
-  console.log(`loaded ${n} resources in ${loadS.toFixed(1)} s (${Math.round(n / loadS)} resources/s, direct set-wise writes with indexes)`)
-  await sql`analyze`
+  const [{ loaded }] = await sql<{ loaded: number }[]>`select count(*)::int as loaded from resource`
+  if (loaded === 0) {
+    const t0 = performance.now()
+    const n = await loadSynthea(sql, loadConfig({ DATABASE_URL: server.databaseUrl }), copies)
+    const loadS = (performance.now() - t0) / 1000
+    console.log(`loaded ${n} resources in ${loadS.toFixed(1)} s (${Math.round(n / loadS)} resources/s, direct set-wise writes with indexes)`)
+    await sql`analyze`
+  } else console.log(`reusing ${loaded} resources in ${server.databaseUrl}`)
   const patients = await sql<{ id: string; family: string }[]>`
     select r.id, s.value_exact as family from resource r join idx_string s on s.rid = r.rid and s.code = 'family'
     where r.res_type = 'Patient' limit 200`
@@ -28,8 +31,9 @@ try {
     const body = (await check.json()) as any
     if (check.status !== 200) throw new Error(`${label}: ${check.status} ${JSON.stringify(body).slice(0, 300)}`)
     await wrk(`${server.base}/fhir/metadata`, { connections, seconds: 2, script }) // warm-up
+    const cpu = cpuMeter({ server: server.pid })
     const r = await wrk(`${server.base}/fhir/metadata`, { connections, seconds, script })
-    console.log(`${label}: ${Math.round(r.rps)} req/s at ${connections} connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (first page: ${body.entry?.length ?? 0} entries)`)
+    console.log(`${label}: ${Math.round(r.rps)} req/s at ${connections} connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (first page: ${body.entry?.length ?? 0} entries; ${cpu.perUnit(r.rps * seconds)})`)
   }
   await run('Observation?subject=Patient/{id}&code=http://loinc.org|8302-2', withCode.map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`), 16)
   await run('Patient?name=<family>', patients.map((p) => `/fhir/Patient?name=${encodeURIComponent(p.family)}`), 16)

@@ -12,7 +12,9 @@ export interface BenchServer {
 }
 
 export async function startBenchServer(port = 18080, env: Record<string, string> = {}): Promise<BenchServer> {
-  const db = `bench_${Date.now().toString(36)}`
+  // BENCH_DB names a database to reuse and keep (to look at a loaded data set between runs).
+  const keep = process.env.BENCH_DB
+  const db = keep ?? `bench_${Date.now().toString(36)}`
   const pg = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432'
   const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
     cwd: `${import.meta.dir}/..`,
@@ -39,6 +41,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
     async stop() {
       proc.kill('SIGTERM')
       await proc.exited
+      if (keep) return
       const admin = createSql(`${pg}/postgres`, { max: 1 })
       await admin`drop database if exists ${admin(db)} with (force)`
       await admin.end()
@@ -86,6 +89,46 @@ export async function startBenchWorker(server: BenchServer): Promise<{ pid: numb
     async stop() {
       proc.kill('SIGTERM')
       await proc.exited
+    },
+  }
+}
+
+/** CPU seconds used so far by process `pid` (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0 // the process ended
+  }
+}
+
+/** CPU seconds used so far by every PostgreSQL server process. */
+function postgresCpuSeconds(): number {
+  const fs = require('node:fs')
+  let total = 0
+  for (const d of fs.readdirSync('/proc') as string[]) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat: string = fs.readFileSync(`/proc/${d}/stat`, 'utf8')
+      if (stat.includes('(postgres)')) total += cpuSeconds(Number(d))
+    } catch {}
+  }
+  return total
+}
+
+/**
+ * Starts counting CPU time of the given processes and of PostgreSQL; `perUnit(n)` then says how many
+ * microseconds each used per unit of work (request, resource) since the start.
+ */
+export function cpuMeter(pids: Record<string, number>): { perUnit(units: number): string } {
+  const start = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
+  const pg0 = postgresCpuSeconds()
+  return {
+    perUnit(units) {
+      const parts = Object.entries(pids).map(([name, pid]) => `${name} ${Math.round(((cpuSeconds(pid) - start[name]) * 1e6) / units)}`)
+      parts.push(`PostgreSQL ${Math.round(((postgresCpuSeconds() - pg0) * 1e6) / units)}`)
+      return `CPU µs each: ${parts.join(', ')}`
     },
   }
 }

@@ -35,3 +35,20 @@ describe('parseFhirJson fast path', () => {
     expect(JSON.stringify(parseFhirJson('[12345678901234567890]'))).toBe('[12345678901234567890]')
   })
 })
+
+describe('parseFhirJson number detection', () => {
+  test('finds a rewritten number wherever JSON puts one: first in an array, after whitespace, last in an object, alone', () => {
+    for (const text of ['[1.50]', '{"a": 1.50 }', '{"a":[2, 1.0]}', '{"a":{"b":-0}}', '{"a":1E2}', '{"a":0.0000001}', '1.50', ' 2.50 ']) {
+      expect(JSON.stringify(parseFhirJson(text))).toBe(text.replace(/\s+/g, ''))
+    }
+  })
+
+  test('times and numbers inside strings neither break parsing nor need the reviver to be right', () => {
+    const text = '{"t":"2019-01-01T10:11:12.000-05:00","s":"ratio:1.50,","n":7}'
+    const v = parseFhirJson(text)
+    expect(v.t).toBe('2019-01-01T10:11:12.000-05:00')
+    expect(v.s).toBe('ratio:1.50,')
+    expect(v.n).toBe(7)
+    expect(JSON.stringify(v)).toBe(text)
+  })
+})
