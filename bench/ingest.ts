@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BundleFile, importBundles, listBundles, type ImportReport, stderrProgress } from '../bin/import'
 import { dataPath, largestSyntheaBundles } from '../tests/data'
-import { BENCH_KEY, startBenchServer } from './server'
+import { BENCH_KEY, cpuMeter, startBenchServer } from './server'
 
 const concurrency = Number(process.argv[2] ?? 2)
 
@@ -28,7 +28,7 @@ function rssMb(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
 }
 
-async function ingest(paths: string[], port: number, clients = concurrency): Promise<{ report: ImportReport; idle: Peaks; idlePeak: Peaks; peak: Peaks; largestMb: number }> {
+async function ingest(paths: string[], port: number, clients = concurrency): Promise<{ report: ImportReport; idle: Peaks; idlePeak: Peaks; peak: Peaks; largestMb: number; cpu: string }> {
   const queuePrefix = `bench_ingest_${Date.now().toString(36)}`
   const server = await startBenchServer(port, { QUEUE_PREFIX: queuePrefix })
   // The worker: its own process on the same database and queues, as `bun run worker` runs it.
@@ -49,13 +49,14 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
       peak.api = Math.max(peak.api, rssMb(server.pid))
       peak.worker = Math.max(peak.worker, rssMb(worker.pid))
     }, 20)
+    const cpu = cpuMeter({ API: server.pid, worker: worker.pid })
     const report = await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients, onProgress: stderrProgress() })
     clearInterval(sampler)
     const hwm = { api: peakMb(server.pid), worker: peakMb(worker.pid) }
     if (hwm.api > idlePeak.api) peak.api = Math.max(peak.api, hwm.api) // a peak between two samples
     if (hwm.worker > idlePeak.worker) peak.worker = Math.max(peak.worker, hwm.worker)
     for (const f of report.failures.slice(0, 10)) console.error(`FAILED ${f.file}${f.entry === undefined ? '' : ` entry ${f.entry}`}: ${f.status} ${f.diagnostics.join(' | ')}`)
-    return { report, idle, idlePeak, peak, largestMb: Math.max(...bundles.map((b) => b.bytes)) / 1024 / 1024 }
+    return { report, idle, idlePeak, peak, largestMb: Math.max(...bundles.map((b) => b.bytes)) / 1024 / 1024, cpu: cpu.perUnit(report.resources) }
   } finally {
     worker.kill('SIGTERM')
     await worker.exited
@@ -69,10 +70,10 @@ for (const [folder, port] of [
   ['synthea-smart', 18081],
   ['synthea-conditional', 18082],
 ] as const) {
-  const { report, idle, idlePeak, peak, largestMb } = await ingest([dataPath(folder)], port)
+  const { report, idle, idlePeak, peak, largestMb, cpu } = await ingest([dataPath(folder)], port)
   const phases = report.phases.map((p) => `${p.label} ${p.bundles} bundles ${fmt(p.resources)} resources ${p.seconds.toFixed(1)} s (${fmt(p.resources / p.seconds)}/s)`).join('; ')
   console.log(
-    `${folder}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients` +
+    `${folder}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients; ${cpu.replace('each', 'per resource')}` +
       `\n  ${phases}` +
       `\n  peak RSS while ingesting: API ${peak.api} MB, worker ${peak.worker} MB (idle before: API ${idle.api} MB, worker ${idle.worker} MB; start-up VmHWM API ${idlePeak.api} MB, worker ${idlePeak.worker} MB; largest bundle ${largestMb.toFixed(1)} MB)`,
   )
