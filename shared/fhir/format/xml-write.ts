@@ -21,10 +21,6 @@ interface Property {
   array: boolean
   typeDef: TypeDef
   kind: 'attribute' | 'primitive' | 'xhtml' | 'resource' | 'complex'
-  /** `<name`, `</name>` and `<name value="`: the tag pieces, made once. */
-  open: string
-  close: string
-  openValue: string
   /** The table of the property's type, once first needed. */
   table?: WriteTable
 }
@@ -54,17 +50,7 @@ function writeTableOf(td: TypeDef): WriteTable {
           : typeDef.kind === 'resource'
             ? 'resource'
             : 'complex'
-    const prop: Property = {
-      name,
-      extName: '_' + name,
-      order: element.order,
-      array: element.array,
-      typeDef,
-      kind,
-      open: flat('<' + name),
-      close: flat('</' + name + '>'),
-      openValue: flat('<' + name + ' value="'),
-    }
+    const prop: Property = { name, extName: '_' + name, order: element.order, array: element.array, typeDef, kind }
     table.properties.set(name, prop)
     if (kind === 'primitive') table.properties.set(prop.extName, prop)
     if (kind === 'attribute') table.attributes.push(name)
@@ -75,26 +61,16 @@ function writeTableOf(td: TypeDef): WriteTable {
 
 const tableOf = (p: Property): WriteTable => (p.table ??= writeTableOf(p.typeDef))
 
-/** The string made contiguous now, so that joining it later copies it instead of walking pieces. */
-function flat(s: string): string {
-  s.charCodeAt(0)
-  return s
-}
-
 export function toFhirXml(resource: any, opts: { pretty?: boolean } = {}): string {
   const w = new XmlWriter(!!opts.pretty)
-  w.out.push('<?xml version="1.0" encoding="UTF-8"?>')
+  w.out = '<?xml version="1.0" encoding="UTF-8"?>'
   w.writeResource(resource, 0, true)
-  if (opts.pretty) w.out.push('\n')
-  // Pieces are pushed as they are and joined once: appending to a string would build a rope of hundreds
-  // of pieces that the engine then flattens when the response is encoded (half the cost of writing).
-  return w.out.join('')
+  return opts.pretty ? w.out + '\n' : w.out
 }
 
 class XmlWriter {
-  readonly out: string[] = []
-  /** The slot holding '>' of the start tag last opened, until a child is written; -1 when none. */
-  private openSlot = -1
+  out = ''
+  private pending: string | undefined
   private readonly indents: string[] = []
   // The path of the element being written, kept as a stack and made into text only for an error:
   // names, and indexes (-1 unless repeating).
@@ -103,8 +79,9 @@ class XmlWriter {
 
   constructor(private readonly pretty: boolean) {}
 
-  private newline(depth: number): void {
-    if (this.pretty) this.out.push((this.indents[depth] ??= '\n' + '  '.repeat(depth)))
+  private newline(depth: number): string {
+    if (!this.pretty) return ''
+    return (this.indents[depth] ??= '\n' + '  '.repeat(depth))
   }
 
   /** The FHIRPath-like path of the current element, with `child` appended when given. */
@@ -132,14 +109,12 @@ class XmlWriter {
     const td = typeof type === 'string' ? getTypeDef(type) : undefined
     if (!td || td.kind !== 'resource' || td.abstract) throw invalid(`Unknown resource type '${type}'`, this.path('resourceType'))
     this.flush()
-    this.newline(depth)
-    this.out.push('<', type, root ? ` xmlns="${FHIR_NS}">` : '>')
+    this.out += this.newline(depth) + '<' + type + (root ? ` xmlns="${FHIR_NS}">` : '>')
     // At the root the path starts with the type name; nested, it continues the parent's path.
     if (root) this.enter(type, -1)
     this.writeChildren(resource, writeTableOf(td), true, depth + 1)
     if (root) this.leave()
-    this.newline(depth)
-    this.out.push('</', type, '>')
+    this.out += this.newline(depth) + '</' + type + '>'
   }
 
   /**
@@ -149,41 +124,37 @@ class XmlWriter {
   private writeElement(p: Property, obj: any, depth: number, value?: string): void {
     if (obj === undefined) {
       this.flush()
-      this.newline(depth)
-      this.out.push(p.openValue, value as string, '"/>')
+      this.out += this.newline(depth) + '<' + p.name + ' value="' + value + '"/>'
       return
     }
     if (depth > MAX_DEPTH) throw invalid(`Resource nested deeper than ${MAX_DEPTH}`, this.path())
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw invalid(`Expected an object`, this.path())
     const table = tableOf(p)
-    this.flush()
-    const out = this.out
-    this.newline(depth)
-    out.push(p.open)
+    let open = this.newline(depth) + '<' + p.name
     for (const attr of table.attributes) {
       const v = obj[attr]
       if (v === undefined) continue
       const text = typeof v === 'string' ? escapeAttr(v) : undefined
       if (text === undefined) throw invalid(`Expected a string XML can carry`, this.path(attr))
-      out.push(' ', attr, '="', text, '"')
+      open += ' ' + attr + '="' + text + '"'
     }
-    if (value !== undefined) out.push(' value="', value, '"')
-    // The start tag ends in a slot that becomes '/>' when no child follows (<name .../>).
-    const slot = out.push('>') - 1
-    this.openSlot = slot
+    if (value !== undefined) open += ' value="' + value + '"'
+    // The start tag waits in `pending` until a child is written, so an element without children
+    // comes out as <name .../>.
+    this.flush()
+    this.pending = open
     this.writeChildren(obj, table, false, depth + 1)
-    if (this.openSlot === slot) {
-      out[slot] = '/>'
-      this.openSlot = -1
-    } else {
-      this.newline(depth)
-      out.push(p.close)
-    }
+    if (this.pending === open) {
+      this.out += open + '/>'
+      this.pending = undefined
+    } else this.out += this.newline(depth) + '</' + p.name + '>'
   }
 
-  /** A child follows: the start tag open last keeps its '>'. */
   private flush(): void {
-    this.openSlot = -1
+    if (this.pending !== undefined) {
+      this.out += this.pending + '>'
+      this.pending = undefined
+    }
   }
 
   private writeChildren(obj: any, table: WriteTable, resource: boolean, depth: number): void {
@@ -241,17 +212,14 @@ class XmlWriter {
         // https://hl7.org/fhir/R4/xml.html#resource: a resource inside an element is wrapped in an
         // element named by its type, e.g. <contained><Patient>...</Patient></contained>.
         this.flush()
-        this.newline(depth)
-        this.out.push(p.open, '>')
+        this.out += this.newline(depth) + '<' + p.name + '>'
         this.writeResource(value, depth + 1)
-        this.newline(depth)
-        this.out.push(p.close)
+        this.out += this.newline(depth) + '</' + p.name + '>'
         break
       case 'xhtml':
         // `_div` (id/extension on the narrative) has no XML form: the div is XHTML, not a FHIR element.
         this.flush()
-        this.newline(depth)
-        this.out.push(narrativeXhtml(value, this.path()))
+        this.out += this.newline(depth) + narrativeXhtml(value, this.path())
         break
       case 'primitive': {
         let text: string | undefined
