@@ -3,7 +3,7 @@
 // limit counted in Redis with a limit set out of reach, request id, envelope).
 // Usage: bun run bench/patients.ts [seconds]
 import { writeFileSync } from 'node:fs'
-import { BENCH_KEY, startBenchServer, wrk } from './server'
+import { BENCH_KEY, cpuMeter, startBenchServer, wrk } from './server'
 
 const seconds = Number(process.argv[2] ?? 10)
 // The limit is set out of reach so that the Redis counter is exercised; PATIENT_API_RATE_LIMIT=0 measures without it.
@@ -46,8 +46,9 @@ try {
   for (const [label, paths] of cases) {
     const file = script(`/tmp/bench-patients-${label.replace(/\W+/g, '-')}.lua`, key, paths)
     await wrk(`${server.base}${paths[0]}`, { connections: 32, seconds: 2, script: file }) // warm-up
+    const cpu = cpuMeter({ server: server.pid })
     const r = await wrk(`${server.base}${paths[0]}`, { connections: 32, seconds, script: file })
-    console.log(`${label}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`)
+    console.log(`${label}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (${cpu.perUnit(r.rps * seconds)})`)
   }
 } finally {
   await server.stop()
