@@ -1,4 +1,5 @@
 // Starts an API node as its own process on a fresh benchmark database, like production would run it.
+import { readdirSync, readFileSync } from 'node:fs'
 import { createSql } from '../shared/db/client'
 
 export const BENCH_KEY = 'bench-admin-key-0123456789abcdef'
@@ -34,7 +35,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
     databaseUrl: `${pg}/${db}`,
     pid: proc.pid,
     rssMb() {
-      const status = require('node:fs').readFileSync(`/proc/${proc.pid}/status`, 'utf8') as string
+      const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8')
       const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
       return Math.round(kb / 1024)
     },
@@ -93,10 +94,10 @@ export async function startBenchWorker(server: BenchServer): Promise<{ pid: numb
   }
 }
 
-/** CPU seconds used so far by process `pid` (user + system), from /proc. */
+/** CPU seconds used so far by process `pid` (user + system), from /proc (in clock ticks of 1/100 s). */
 function cpuSeconds(pid: number): number {
   try {
-    const fields = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
     return (Number(fields[11]) + Number(fields[12])) / 100
   } catch {
     return 0 // the process ended
@@ -105,12 +106,11 @@ function cpuSeconds(pid: number): number {
 
 /** CPU seconds used so far by every PostgreSQL server process. */
 function postgresCpuSeconds(): number {
-  const fs = require('node:fs')
   let total = 0
-  for (const d of fs.readdirSync('/proc') as string[]) {
+  for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue
     try {
-      const stat: string = fs.readFileSync(`/proc/${d}/stat`, 'utf8')
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
       if (stat.includes('(postgres)')) total += cpuSeconds(Number(d))
     } catch {}
   }
