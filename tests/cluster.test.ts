@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import IORedis from 'ioredis'
 import { createSql } from '../shared/db/client'
+import { answers, freePort, logged, type Proc, spawnLogged, stop, tail, waitFor } from './logged-process'
 
 const ROOT = join(import.meta.dir, '..')
 const KEY = 'cluster-admin-key-0123456789abcdef'
@@ -21,38 +21,8 @@ const RUN = `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)
 const DB = `test_cluster_${RUN}`
 const DATABASE_URL = Object.assign(new URL(PG), { pathname: `/${DB}` }).toString()
 
-// --- processes --------------------------------------------------------------------------------------
-
-interface Proc {
-  name: string
-  proc: Subprocess<'ignore', 'pipe', 'pipe'>
-  output: string[]
-}
-
 const procs: Proc[] = []
 let dir = ''
-
-function spawn(name: string, cmd: string[], env: Record<string, string> = {}): Proc {
-  const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  const p: Proc = { name, proc, output: [] }
-  const dec = new TextDecoder()
-  const drain = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s) p.output.push(dec.decode(chunk))
-  }
-  void drain(proc.stdout)
-  void drain(proc.stderr)
-  procs.push(p)
-  return p
-}
-
-const tail = (p: Proc) => p.output.join('').split('\n').slice(-40).join('\n')
-
-function freePort(): number {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = s.port
-  s.stop(true)
-  return port
-}
 
 /** The same environment for every process; only an API node has a PORT. */
 function nodeEnv(port?: number): Record<string, string> {
@@ -60,31 +30,9 @@ function nodeEnv(port?: number): Record<string, string> {
   return port ? { ...env, PORT: String(port) } : env
 }
 
+const spawn = (name: string, cmd: string[], env: Record<string, string> = {}) => spawnLogged(procs, ROOT, name, cmd, env)
 const startApiNode = (name: string, port: number) => spawn(name, [process.execPath, 'run', 'api/main.ts'], nodeEnv(port))
 const startWorker = (name: string) => spawn(name, [process.execPath, 'run', 'workers/main.ts'], nodeEnv())
-
-async function waitFor(p: Proc, what: string, ready: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    if (p.proc.exitCode !== null) throw new Error(`${p.name} exited (${p.proc.exitCode}) before ${what}:\n${tail(p)}`)
-    if (await ready().catch(() => false)) return
-    await Bun.sleep(50)
-  }
-  throw new Error(`${p.name}: no ${what} within ${ms} ms:\n${tail(p)}`)
-}
-
-const answers = (url: string) => async () => (await fetch(url)).ok
-const logged = (p: Proc, msg: string) => async () => p.output.join('').includes(`"msg":"${msg}"`)
-
-async function stop(p: Proc, signal: 'SIGTERM' | 'SIGKILL' | 'SIGQUIT' = 'SIGTERM', ms = 10_000): Promise<number | null> {
-  if (p.proc.exitCode === null && p.proc.signalCode === null) {
-    p.proc.kill(signal)
-    const timer = setTimeout(() => p.proc.kill('SIGKILL'), ms)
-    await p.proc.exited
-    clearTimeout(timer)
-  }
-  return p.proc.exitCode
-}
 
 // --- the cluster ------------------------------------------------------------------------------------
 

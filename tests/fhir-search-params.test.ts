@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { readJson, useTestServer } from './harness'
 import { type Loaded, loadR4Examples, loadSynthea, merge, ofType } from './load-data'
-import { getOk, hasCoding, keys, norm } from './search-expect'
+import { clearThreshold, dateMatches, getOk, hasCoding, keys, norm, numberEq } from './search-expect'
 
 // Resources are loaded one by one in any order, as a bulk load: HAPI's advice is to turn referential
 // integrity off for that (docs/server_jpa/performance.md).
@@ -24,67 +24,6 @@ const LOINC = 'http://loinc.org'
 const all = (type: string) => ofType(data, type).sort((a, b) => (a.id < b.id ? -1 : 1))
 const families = (p: any): string[] => (p.name ?? []).map((n: any) => n.family).filter((f: unknown) => typeof f === 'string' && f.trim() !== '')
 const isRef = (ref: any, type: string, id: string) => typeof ref?.reference === 'string' && new RegExp(`^${type}/${id}(/_history/.+)?$`).test(ref.reference)
-
-/** [lo, hi] in ms of a FHIR date, dateTime or instant from its precision (no zone: UTC, as the server reads it). */
-function dateRange(v: string): [number, number] {
-  const m = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/.exec(v)
-  if (!m) throw new Error(`not a date: ${v}`)
-  const [, y, mo, d, h, mi, sec, frac, zone] = m
-  if (!mo) return [Date.UTC(+y, 0, 1), Date.UTC(+y + 1, 0, 1) - 1]
-  if (!d) return [Date.UTC(+y, +mo - 1, 1), Date.UTC(+y, +mo, 1) - 1]
-  if (!h) return [Date.UTC(+y, +mo - 1, +d), Date.UTC(+y, +mo - 1, +d + 1) - 1]
-  const lo = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${sec ?? '00'}${frac ?? ''}${zone ?? 'Z'}`)
-  const width = sec === undefined ? 60_000 : !frac ? 1000 : 10 ** Math.max(0, 4 - frac.length)
-  return [lo, lo + width - 1]
-}
-
-/** FHIR's prefix semantics on ranges: https://hl7.org/fhir/R4/search.html#prefix */
-function dateMatches(value: string, param: string): boolean {
-  const prefix = /^[a-z]{2}/.test(param) ? param.slice(0, 2) : 'eq'
-  const [plo, phi] = dateRange(prefix === param.slice(0, 2) ? param.slice(2) : param)
-  const [lo, hi] = dateRange(value)
-  const eq = plo <= lo && hi <= phi
-  switch (prefix) {
-    case 'eq': return eq
-    case 'ne': return !eq
-    case 'gt': return hi > phi
-    case 'lt': return lo < plo
-    case 'ge': return hi > phi || eq
-    case 'le': return lo < plo || eq
-    case 'sa': return lo > phi
-    case 'eb': return hi < plo
-  }
-  throw new Error(`prefix ${prefix}`)
-}
-
-/** The implicit range of a number as written: `100` is [99.5, 100.5). https://hl7.org/fhir/R4/search.html#number */
-function precisionRange(text: string): [number, number] {
-  const decimals = text.includes('.') ? text.split('.')[1].length : 0
-  const half = 0.5 * 10 ** -decimals
-  return [Number(text) - half, Number(text) + half]
-}
-
-/**
- * The first threshold from the median of `values` up (by `step`, with `decimals` decimals) that no value
- * falls within the precision range of: there `gt`/`lt` read as plain comparisons and as range
- * comparisons agree, and some values lie on each side.
- */
-function clearThreshold(values: number[], step = 1, decimals = 0): string {
-  const sorted = [...values].sort((a, b) => a - b)
-  const median = sorted[Math.floor(sorted.length / 2)]
-  for (let t = Math.round(median / step) * step; ; t += step) {
-    const text = t.toFixed(decimals)
-    const [lo, hi] = precisionRange(text)
-    if (!values.some((v) => v >= lo && v < hi)) return text
-  }
-}
-
-/** `eq`: the value's own precision range lies within the search value's. */
-function numberEq(value: number, search: string): boolean {
-  const [slo, shi] = precisionRange(search)
-  const [lo, hi] = precisionRange(String(value))
-  return lo >= slo && hi <= shi
-}
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
