@@ -11,6 +11,7 @@ import { handlerFor } from './handlers'
 import type { Fragment, PredicateContext } from './param-handler'
 import type { Criterion } from './query'
 import { unescape } from './escape'
+import { patientTargetOf } from './params/reference'
 import type { SearchParamDef, SearchParamType } from './registry'
 
 export interface Scope {
@@ -49,16 +50,44 @@ export function compileMatch(sql: Sql, criteria: Criterion[], scope: Scope, base
   // knows which is rarer, and the planner keeps choosing as before.
   const clear = driver !== undefined && onRows.every((c) => c === driver || rank(c) > rank(driver))
   if (type === undefined || onRows.length < 2 || driver === undefined || !clear) return compileCriteria(sql, criteria, scope, baseUrl)
+  const byPatient = patientCodeDriver(onRows, driver, baseUrl)
+  const typed = { ...scope, type }
+  if (byPatient) return drive(sql, byPatient.token, byPatient.patient, onRows, criteria, typed, baseUrl)
+  return drive(sql, driver, undefined, onRows, criteria, typed, baseUrl)
+}
+
+/**
+ * A reference to one Patient beside a code (`subject=Patient/1&code=...`): the token rows carry the
+ * Patient their resource references (or '*' when it references several), so the code's rows of that
+ * patient are one range of the token lookup index, and the reference is checked on those few rather
+ * than the code on each of the patient's resources. A resource that references the patient through the
+ * searched parameter references it, so its rows carry the patient or '*'.
+ */
+function patientCodeDriver(onRows: ParamCriterion[], driver: ParamCriterion, baseUrl: string): { token: ParamCriterion; patient: string } | undefined {
+  if (driver.def.type !== 'reference' || driver.values.length !== 1) return undefined
+  const patient = patientTargetOf(driver.values[0], driver.modifier, driver.def, baseUrl)
+  const token = onRows.find((c) => c.def.type === 'token' && c.modifier === undefined)
+  return patient !== undefined && token ? { token, patient } : undefined
+}
+
+function drive(sql: Sql, driver: ParamCriterion, patient: string | undefined, onRows: ParamCriterion[], criteria: Criterion[], scope: Scope & { type: string }, baseUrl: string): Fragment {
+  const type = scope.type
   const { table, match } = paramRows(sql, driver.def, driver.modifier, driver.values, scope, baseUrl)
+  const rowsOf = (ofPatient: Fragment) => sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and i.code = ${driver.def.code} and (${match}) ${ofPatient}`
+  // Two ranges of the lookup index: `patient in (x, '*')` would be a filter, not an index condition.
+  const driverRows =
+    patient === undefined ? rowsOf(sql``) : sql`${rowsOf(sql`and i.patient = ${patient}`)} union all ${rowsOf(sql`and i.patient = '*'`)}`
   // Each other criterion is a probe per candidate (OFFSET 0 keeps the EXISTS a subplan: joined instead,
-  // a generic plan's row guesses could scan all rows of a code per candidate).
+  // a generic plan's row guesses could scan all rows of a code per candidate). The probe names no
+  // res_type (the rid implies it), so only an index that starts with rid can serve it: the lookup
+  // indexes, which start with res_type, would read every row of a code to find one rid.
   const nested = onRows.filter((c) => c !== driver).map((c) => {
     const rows = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
-    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and i.code = ${c.def.code} and (${rows.match}) offset 0)`
+    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.code = ${c.def.code} and (${rows.match}) offset 0)`
   })
   const rest = criteria.filter((c) => !onRows.includes(c as ParamCriterion))
   const candidates = sql`${sql(scope.alias)}.rid in (
-    select c.rid from (select i.rid from ${sql(table)} i where i.res_type = ${type} and i.code = ${driver.def.code} and (${match})) c
+    select c.rid from (${driverRows}) c
     where ${join(sql, nested, sql` and `)})`
   return rest.length === 0 ? candidates : sql`${candidates} and ${compileCriteria(sql, rest, scope, baseUrl)}`
 }

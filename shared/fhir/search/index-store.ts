@@ -7,6 +7,7 @@ import type { NewVersion } from '../repo/types'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
 import type { CompositeRow } from './params/composite'
+import { referencedPatient } from './params/reference'
 
 type Keyed<T> = T & { rid: string; resType: string }
 
@@ -46,6 +47,10 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
   for (const v of written) {
     if (v.deleted || !v.resource) continue
     const r = extractIndexes(v.resource, { baseUrl })
+    // Token rows carry the Patient the resource references, so that a search by patient and code
+    // finds its rows in one index range (compile.ts).
+    const patient = referencedPatient(r.reference)
+    for (const row of r.token) row.patient = patient
     for (const k of Object.keys(r) as (keyof IndexRows)[]) {
       const target = rows[k] as Keyed<unknown>[]
       // The rows are this extraction's own objects: keyed in place rather than copied.
@@ -97,9 +102,9 @@ function indexCtes(
       select rid, "resType", code, value_norm, value_exact from json_to_recordset(${json(tx, r.string)})
         as x(rid bigint, "resType" text, code text, value_norm text, value_exact text))`)
   if (r.token.length > 0)
-    parts.push(tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm)
-      select rid, "resType", code, system, value, text from json_to_recordset(${json(tx, r.token)})
-        as x(rid bigint, "resType" text, code text, system text, value text, text text))`)
+    parts.push(tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm, patient)
+      select rid, "resType", code, system, value, text, patient from json_to_recordset(${json(tx, r.token)})
+        as x(rid bigint, "resType" text, code text, system text, value text, text text, patient text))`)
   if (r.reference.length > 0)
     parts.push(tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
       select rid, "resType", code, "targetType", "targetId", version, url, "identifierSystem", "identifierValue" from json_to_recordset(${json(tx, r.reference)})

@@ -101,6 +101,33 @@ function referenceRow(value: any, ctx: ExtractContext): ReferenceRow | undefined
 // server (local) or elsewhere (matched as a URL), a canonical with |version, and :identifier
 // (system|value of Reference.identifier). The version of a versioned reference is ignored, as HAPI.
 // https://hl7.org/fhir/R4/search.html#reference
+/**
+ * The Patient id a reference criterion value can only match (`Patient/{id}`, `{id}` under `:Patient`, or
+ * `{id}` of a parameter whose only target is Patient): the rows it matches name that Patient. Undefined
+ * for anything else (other or several types, URLs, `:identifier`).
+ */
+export function patientTargetOf(raw: string, modifier: string | undefined, def: { targets: string[] }, baseUrl: string): string | undefined {
+  if (modifier !== undefined && modifier !== 'Patient') return undefined
+  const value = unescape(raw)
+  if (!value.includes('/') && !value.includes(':')) {
+    const types = modifier ? [modifier] : def.targets
+    return types.length === 1 && types[0] === 'Patient' && /^[A-Za-z0-9\-.]{1,64}$/.test(value) ? value : undefined
+  }
+  const ref = parseReference(value, baseUrl)
+  return ref?.targetType === 'Patient' && ref.targetId ? ref.targetId : undefined
+}
+
+/** The `patient` column of a resource's token rows: the one Patient its references name, '*' for several. */
+export function referencedPatient(rows: readonly ReferenceRow[]): string | null {
+  let one: string | null = null
+  for (const r of rows) {
+    if (r.targetType !== 'Patient' || r.targetId === null) continue
+    if (one === null) one = r.targetId
+    else if (one !== r.targetId) return '*'
+  }
+  return one
+}
+
 export const referenceHandler: ParamHandler = {
   table: 'idx_reference',
   modifiers: new Set(['identifier']),

@@ -16,6 +16,8 @@ export interface TokenRow {
   value: string | null
   /** Display text for `:text`, normalised like string values; null when none. */
   text: string | null
+  /** The one Patient the resource references ('*' for several, null for none): set when stored. */
+  patient?: string | null
 }
 
 export function extract(values: TypedValue[], ctx: ExtractContext): TokenRow[] {
