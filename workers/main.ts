@@ -5,6 +5,7 @@ import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { createRepo } from '../shared/fhir/store'
+import { dropBlobs, restoreBlobs } from '../shared/jobs/blobs'
 import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
 import { log } from '../shared/log'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
@@ -49,8 +50,8 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
     (r) =>
       new Worker(
         r.definition.name,
-        (job) =>
-          r.process(job.data, {
+        async (job) =>
+          r.process(await restoreBlobs(connection, config.queuePrefix, r.definition, job.id as string, job.data), {
             id: job.id as string,
             progress: (p) => void job.updateProgress(p),
             attempt: job.attemptsMade + 1,
@@ -65,7 +66,17 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
       ),
   )
   for (const r of regs) if (r.every) await jobs.schedule(r.definition, r.every.ms, r.every.data as never)
-  for (const w of workers) w.on('failed', (job, err) => log.warn('job failed', { queue: w.name, id: job?.id, err: err.message.slice(0, 500) }))
+  for (const [i, w] of workers.entries()) {
+    const def = regs[i].definition
+    // Stashed payload fields go once the job is done for good: not from the processor, since a worker
+    // that dies after the commit but before the job is marked completed retries with the payload.
+    const drop = (job: { id?: string; data: unknown }) => void dropBlobs(connection, config.queuePrefix, def, job.id as string, job.data).catch(() => {})
+    w.on('completed', drop)
+    w.on('failed', (job, err) => {
+      log.warn('job failed', { queue: w.name, id: job?.id, err: err.message.slice(0, 500) })
+      if (job && (err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))) drop(job)
+    })
+  }
   const queues = workers.map((w) => w.name)
   log.info('workers started', { queues })
   return {

@@ -9,12 +9,14 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   name: string
   payload: S
   options: JobsOptions
+  /** Top-level text fields that can be large: kept beside the job in Redis, not in its data (blobs.ts). */
+  blobs?: readonly string[]
 }
 
 export type PayloadOf<D> = D extends JobDefinition<infer S> ? Static<S> : never
 
-export function defineJob<S extends TSchema>(name: string, payload: S, options: JobsOptions = {}): JobDefinition<S> {
-  return { name, payload, options: { removeOnComplete: 1000, removeOnFail: 5000, ...options } }
+export function defineJob<S extends TSchema>(name: string, payload: S, options: JobsOptions = {}, blobs?: readonly (keyof Static<S> & string)[]): JobDefinition<S> {
+  return { name, payload, options: { removeOnComplete: 1000, removeOnFail: 5000, ...options }, ...(blobs ? { blobs } : {}) }
 }
 
 /** Checks a payload against its definition (on enqueue and again on the worker). */

@@ -4,6 +4,7 @@
 import { Queue, QueueEvents } from 'bullmq'
 import { log } from '../log'
 import type { Redis } from '../redis'
+import { stashBlobs } from './blobs'
 import { checkPayload, type JobDefinition, type PayloadOf } from './definition'
 import type { JobProgress, JobStatus } from './progress'
 
@@ -43,12 +44,14 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
     // Job ids are UUIDs, not BullMQ's counter: the counter restarts when Redis loses its data, and the
     // exactly-once ledger (bundle_job) would then take a new job for an old one.
     async enqueue(def, data, opts) {
-      const job = await queue(def).add(def.name, checkPayload(def, data), { jobId: opts?.jobId ?? crypto.randomUUID() })
+      const jobId = opts?.jobId ?? crypto.randomUUID()
+      const job = await queue(def).add(def.name, await stashBlobs(connection, prefix, def, jobId, checkPayload(def, data)), { jobId })
       return job.id as string
     },
     async run(def, data) {
       const events = await queueEvents(def)
-      const job = await queue(def).add(def.name, checkPayload(def, data), { jobId: crypto.randomUUID() })
+      const jobId = crypto.randomUUID()
+      const job = await queue(def).add(def.name, await stashBlobs(connection, prefix, def, jobId, checkPayload(def, data)), { jobId })
       return job.waitUntilFinished(events)
     },
     async status(def, id) {

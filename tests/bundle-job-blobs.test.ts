@@ -1,0 +1,67 @@
+// A transaction Bundle travels to the worker beside its job, as its own Redis key (shared/jobs/blobs.ts),
+// not inside the job's JSON data; the key goes once the job is finished.
+import { afterAll, describe, expect, test } from 'bun:test'
+import IORedis from 'ioredis'
+import { useTestServer } from './harness'
+
+const s = useTestServer()
+const redis = new IORedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
+afterAll(() => redis.quit())
+
+const bundle = (family: string) => ({
+  resourceType: 'Bundle',
+  type: 'transaction',
+  entry: [{ fullUrl: 'urn:uuid:11111111-2222-3333-4444-555555555555', resource: { resourceType: 'Patient', name: [{ family }] }, request: { method: 'POST', url: 'Patient' } }],
+})
+
+async function finished(statusUrl: string): Promise<Response> {
+  for (let i = 0; i < 100; i++) {
+    const res = await s.fhirFetch(statusUrl.slice(s.fhir.length))
+    if (res.status !== 202) return res
+    await Bun.sleep(50)
+  }
+  throw new Error('job did not finish')
+}
+
+describe('transaction bundle job payload', () => {
+  test('the Bundle is not in the job data, and its key is gone when the job completes', async () => {
+    const res = await s.fhirFetch('', { method: 'POST', json: bundle('Blobfamily'), headers: { prefer: 'respond-async' } })
+    expect(res.status).toBe(202)
+    const statusUrl = res.headers.get('content-location') as string
+    const jobId = decodeURIComponent(statusUrl.split('_jobId=')[1])
+    const data = await redis.hget(`${s.config.queuePrefix}:transaction-bundle:${jobId}`, 'data')
+    expect(data).not.toContain('Blobfamily')
+    expect(JSON.parse(data as string).__blobs).toEqual(['body'])
+    const done = await finished(statusUrl)
+    expect(done.status).toBe(200)
+    expect(((await done.json()) as any).entry[0].response.status).toBe('201 Created')
+    const found = (await (await s.fhirFetch('/Patient?family=Blobfamily')).json()) as any
+    expect(found.total).toBe(1)
+    // the 'completed' event that drops the key follows the job's completion closely
+    let left: string[] = []
+    for (let i = 0; i < 40; i++) {
+      left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:${jobId}:*`)
+      if (left.length === 0) break
+      await Bun.sleep(25)
+    }
+    expect(left).toEqual([])
+  })
+
+  test('a Bundle that fails on the worker reports its error and leaves no key behind', async () => {
+    const bad = {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [{ resource: { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: 'Patient/blob-missing' } }, request: { method: 'POST', url: 'Observation' } }],
+    }
+    const res = await s.fhirFetch('', { method: 'POST', json: bad })
+    expect(res.status).toBe(400)
+    expect(JSON.stringify(await res.json())).toContain('HAPI-1094')
+    let left: string[] = []
+    for (let i = 0; i < 40; i++) {
+      left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:*`)
+      if (left.length === 0) break
+      await Bun.sleep(25)
+    }
+    expect(left).toEqual([])
+  })
+})
