@@ -11,12 +11,12 @@
 -- one patient) are packed by btree deduplication, 11 MB instead of 102 MB on Synthea x10, and cheaper
 -- to insert into.
 -- The rid key (rid, res_type, code, value, system) answers the check of one candidate (`i.rid = c.rid and
--- i.code = ... and i.value = ...`): one descent to the exact row, read from the index alone when the
--- page is all-visible, instead of reading every token row of the resource. It also serves the delete of
--- a superseded version's rows. Candidate checks leave out res_type (the rid implies it) so that the
--- lookup, which starts with res_type, never serves one; where a check does name res_type, the rid key
--- matches all five columns, and it is created after the lookup on purpose: for a generic plan both
--- estimate one row, and the planner keeps the index it considers last on a tie.
+-- i.res_type = ... and i.code = ... and i.value = ...`): one descent to the exact row, read from the
+-- index alone when the page is all-visible, instead of reading every token row of the resource. It also
+-- serves the delete of a superseded version's rows. The lookup could serve such a check too, only by
+-- reading every row of the code: the rid key wins after a VACUUM (index-only), and before one it is
+-- created after the lookup on purpose: for a generic plan both estimate one row, and the planner keeps
+-- the index it considers last on a tie (tests/fhir-search-patient-code.test.ts checks the plan).
 alter table idx_token add column patient text;
 update idx_token t set patient = p.patient
 from (

@@ -78,12 +78,12 @@ function drive(sql: Sql, driver: ParamCriterion, patient: string | undefined, on
   const driverRows =
     patient === undefined ? rowsOf(sql``) : sql`${rowsOf(sql`and i.patient = ${patient}`)} union all ${rowsOf(sql`and i.patient = '*'`)}`
   // Each other criterion is a probe per candidate (OFFSET 0 keeps the EXISTS a subplan: joined instead,
-  // a generic plan's row guesses could scan all rows of a code per candidate). The probe names no
-  // res_type (the rid implies it), so only an index that starts with rid can serve it: the lookup
-  // indexes, which start with res_type, would read every row of a code to find one rid.
+  // a generic plan's row guesses could scan all rows of a code per candidate). It names every column,
+  // res_type too, so that it is one descent of an index holding them all: the reference lookup ends
+  // with rid, the token rid key starts with it (sql/migrations/0015_token_index_shape.sql).
   const nested = onRows.filter((c) => c !== driver).map((c) => {
     const rows = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
-    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.code = ${c.def.code} and (${rows.match}) offset 0)`
+    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and i.code = ${c.def.code} and (${rows.match}) offset 0)`
   })
   const rest = criteria.filter((c) => !onRows.includes(c as ParamCriterion))
   const candidates = sql`${sql(scope.alias)}.rid in (
