@@ -17,8 +17,9 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
   const keep = process.env.BENCH_DB
   const db = keep ?? `bench_${Date.now().toString(36)}`
   const pg = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432'
+  // BENCH_TREE runs the API node of another checkout (a worktree of an older commit) for an A/B.
   const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
-    cwd: `${import.meta.dir}/..`,
+    cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
     env: { ...process.env, DATABASE_URL: `${pg}/${db}`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
     stdout: 'ignore',
     stderr: 'inherit',
