@@ -97,10 +97,6 @@ function referenceRow(value: any, ctx: ExtractContext): ReferenceRow | undefined
   }
 }
 
-// Read side: Type/id, a bare id (any target type, or the :[type] modifier's), an absolute URL on this
-// server (local) or elsewhere (matched as a URL), a canonical with |version, and :identifier
-// (system|value of Reference.identifier). The version of a versioned reference is ignored, as HAPI.
-// https://hl7.org/fhir/R4/search.html#reference
 /**
  * The Patient id a reference criterion value can only match (`Patient/{id}`, `{id}` under `:Patient`, or
  * `{id}` of a parameter whose only target is Patient): the rows it matches name that Patient. Undefined
@@ -128,6 +124,10 @@ export function referencedPatient(rows: readonly ReferenceRow[]): string | null 
   return one
 }
 
+// Read side: Type/id, a bare id (any target type, or the :[type] modifier's), an absolute URL on this
+// server (local) or elsewhere (matched as a URL), a canonical with |version, and :identifier
+// (system|value of Reference.identifier). The version of a versioned reference is ignored, as HAPI.
+// https://hl7.org/fhir/R4/search.html#reference
 export const referenceHandler: ParamHandler = {
   table: 'idx_reference',
   modifiers: new Set(['identifier']),
