@@ -3,6 +3,7 @@
 // (anything but token, string, uri, reference and _id values without modifiers) match nothing here and
 // are left to the database search.
 import { extractIndexes } from '../search/extract'
+import { storedCodes } from '../search/registry'
 import { unescape, splitEscaped } from '../search/escape'
 import { parseSearch } from '../search/parse'
 import { normalizeString } from '../search/params/string'
@@ -21,17 +22,18 @@ export function localMatches(candidates: { id: string; resource: any }[], type: 
     const ok = q.criteria.every((cr) => {
       if (cr.kind !== 'param' || cr.modifier !== undefined) return false
       const code = cr.def.code
+      const codes = storedCodes(cr.def) // a union parameter matches on its members' rows
       return cr.values.some((raw) => {
         if (code === '_id') return unescape(raw) === c.id
         switch (cr.def.type) {
           case 'token': {
             const parts = splitEscaped(raw, '|').map(unescape)
-            return rows.token.some((t) => t.code === code && (parts.length === 1 ? t.value === parts[0] : (parts[0] === '' ? t.system === null : t.system === parts[0]) && (parts[1] === '' || t.value === parts[1])))
+            return rows.token.some((t) => codes.includes(t.code) && (parts.length === 1 ? t.value === parts[0] : (parts[0] === '' ? t.system === null : t.system === parts[0]) && (parts[1] === '' || t.value === parts[1])))
           }
           case 'string':
-            return rows.string.some((s) => s.code === code && s.value_norm.startsWith(normalizeString(unescape(raw))))
+            return rows.string.some((s) => codes.includes(s.code) && s.value_norm.startsWith(normalizeString(unescape(raw))))
           case 'uri':
-            return rows.uri.some((u) => u.code === code && u.value === unescape(raw))
+            return rows.uri.some((u) => codes.includes(u.code) && u.value === unescape(raw))
           case 'reference':
             return rows.reference.some((r) => r.code === code && `${r.targetType}/${r.targetId}` === unescape(raw))
           default:

@@ -12,7 +12,7 @@ import type { Fragment, PredicateContext } from './param-handler'
 import type { Criterion } from './query'
 import { unescape } from './escape'
 import { patientTargetOf } from './params/reference'
-import type { SearchParamDef, SearchParamType } from './registry'
+import { type SearchParamDef, type SearchParamType, storedCodes } from './registry'
 
 export interface Scope {
   /** SQL alias of the resource row the predicate is about (r0, r1...). */
@@ -73,7 +73,7 @@ function patientCodeDriver(onRows: ParamCriterion[], driver: ParamCriterion, bas
 function drive(sql: Sql, driver: ParamCriterion, patient: string | undefined, onRows: ParamCriterion[], criteria: Criterion[], scope: Scope & { type: string }, baseUrl: string): Fragment {
   const type = scope.type
   const { table, match } = paramRows(sql, driver.def, driver.modifier, driver.values, scope, baseUrl)
-  const rowsOf = (ofPatient: Fragment) => sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and i.code = ${driver.def.code} and (${match}) ${ofPatient}`
+  const rowsOf = (ofPatient: Fragment) => sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and ${codeMatch(sql, driver.def)} and (${match}) ${ofPatient}`
   // Two ranges of the lookup index: `patient in (x, '*')` would be a filter, not an index condition.
   const driverRows =
     patient === undefined ? rowsOf(sql``) : sql`${rowsOf(sql`and i.patient = ${patient}`)} union all ${rowsOf(sql`and i.patient = '*'`)}`
@@ -83,7 +83,7 @@ function drive(sql: Sql, driver: ParamCriterion, patient: string | undefined, on
   // with rid, the token rid key starts with it (sql/migrations/0015_token_index_shape.sql).
   const nested = onRows.filter((c) => c !== driver).map((c) => {
     const rows = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
-    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and i.code = ${c.def.code} and (${rows.match}) offset 0)`
+    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and ${codeMatch(sql, c.def)} and (${rows.match}) offset 0)`
   })
   const rest = criteria.filter((c) => !onRows.includes(c as ParamCriterion))
   const candidates = sql`${sql(scope.alias)}.rid in (
@@ -108,7 +108,7 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
       if (c.def.common === 'column') return c.missing ? sql`false` : sql`true`
       const h = handlerFor(c.def.type)
       if (!h) throw unsupported(c.def)
-      const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid and i.code = ${c.def.code})`
+      const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid and ${codeMatch(sql, c.def)})`
       return c.missing ? sql`not ${exists}` : exists
     }
     case 'chain': {
@@ -140,7 +140,7 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
       if (!h) throw unsupported(c.def)
       const ctx: PredicateContext = { def: c.def, resType: scope.type ?? '', baseUrl }
       const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
-      return sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid ${typeFilter} and i.code = ${c.def.code} and (${comparisonPredicate(sql, h, c.op, c.value, ctx)}))`
+      return sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid ${typeFilter} and ${codeMatch(sql, c.def)} and (${comparisonPredicate(sql, h, c.op, c.value, ctx)}))`
     }
     case 'fulltext': {
       const col = sql(c.field)
@@ -160,7 +160,7 @@ function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefine
   if (def.code === '_lastUpdated') return compileLastUpdated(sql, modifier, values, r)
   const { table, match, negated } = paramRows(sql, def, modifier, values, scope, baseUrl)
   const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
-  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and i.code = ${def.code} and (${match}))`
+  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and ${codeMatch(sql, def)} and (${match}))`
   return negated ? sql`not ${exists}` : exists
 }
 
@@ -183,6 +183,15 @@ function compileLastUpdated(sql: Sql, modifier: string | undefined, values: stri
   const ors = values.map((v) => sql`(${h.predicate(sql, v, { def: { code: '_lastUpdated' } as SearchParamDef, resType: '', baseUrl: '' })})`)
   // The date handler's predicate reads i.lo and i.hi: here both are the version's instant.
   return sql`exists (select 1 from (select ${r}.last_updated as lo, ${r}.last_updated as hi) i where ${join(sql, ors, sql` or `)})`
+}
+
+/**
+ * The index rows `i` of a parameter: its code, or for a union parameter its members' codes (as ORed
+ * equalities, each a range of a lookup index; `= any(...)` would leave the code to a filter).
+ */
+export function codeMatch(sql: Sql, def: SearchParamDef): Fragment {
+  const codes = storedCodes(def)
+  return codes.length === 1 ? sql`i.code = ${codes[0]}` : sql`(${join(sql, codes.map((c) => sql`i.code = ${c}`), sql` or `)})`
 }
 
 function unsupported(def: SearchParamDef): AppError {

@@ -4,7 +4,7 @@
 import type { Sql } from '../../db/client'
 import { type StoredVersion, storedFromRow } from '../repo/types'
 import { join } from '../../db/fragments'
-import { compileMatch } from './compile'
+import { codeMatch, compileMatch } from './compile'
 import { handlerFor } from './handlers'
 import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
@@ -128,7 +128,7 @@ function sortKeys(sql: Sql, sort: SortSpec[], asOf: string): SortKey[] {
     }
     const h = handlerFor(s.def!.type)
     if (!h?.sortValue) return { expr: sql`null::text`, desc: s.desc }
-    return { expr: sql`(select ${h.sortValue(sql, s.desc)} from ${sql(h.table)} i where i.rid = ${r}.rid and i.code = ${s.code})`, desc: s.desc }
+    return { expr: sql`(select ${h.sortValue(sql, s.desc)} from ${sql(h.table)} i where i.rid = ${r}.rid and ${codeMatch(sql, s.def!)})`, desc: s.desc }
   })
 }
 

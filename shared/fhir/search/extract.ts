@@ -11,7 +11,7 @@ import { type ReferenceRow, extract as referenceExtract } from './params/referen
 import { type StringRow, extract as stringExtract } from './params/string'
 import { type TokenRow, extract as tokenExtract } from './params/token'
 import { type UriRow, extract as uriExtract } from './params/uri'
-import { registryGeneration, type SearchParamDef, type SearchParamType, searchParamsFor } from './registry'
+import { registryGeneration, type SearchParamDef, type SearchParamType, searchParamsFor, unionMembers } from './registry'
 import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface IndexRows {
@@ -95,6 +95,7 @@ function plansFor(type: string): ParamPlan[] {
 function planOf(def: SearchParamDef, type: string): ParamPlan | undefined {
   if (!def.expression || def.type === 'special') return undefined // near: Location.position, read from the resource
   if (def.common && def.common !== 'meta') return undefined
+  if (unionMembers(def)) return undefined // searched on its members' rows
   const evaluate = compileExpression(def.expression, type)
   if (def.type === 'composite') {
     const components = (def.components ?? []).map(componentPlan)

@@ -5,6 +5,7 @@
 import type { Sql } from '../../db/client'
 import type { Fragment } from './param-handler'
 import type { SearchQuery } from './query'
+import { unionMembers } from './registry'
 
 /** The date rows driving the scan are aliased `d0`; the resource row keeps its usual alias. */
 const DRIVER = 'd0'
@@ -25,7 +26,8 @@ export interface OrderedScan {
 
 export function orderedScan(sql: Sql, q: SearchQuery): OrderedScan | undefined {
   const first = q.sort[0]
-  if (q.types.length !== 1 || first?.def?.type !== 'date') return undefined
+  // one code's rows in index order (a union parameter's rows are its members': not one range)
+  if (q.types.length !== 1 || first?.def?.type !== 'date' || unionMembers(first.def)) return undefined
   const code = first.code
   const guaranteed = q.criteria.some(
     (c) => (c.kind === 'param' && c.def.code === code && c.modifier === undefined) || (c.kind === 'missing' && c.def.code === code && !c.missing),

@@ -3,7 +3,7 @@
 // https://hl7.org/fhir/R4/searchparameter-registry.html
 import { loadDefinitionBundle } from '../definitions/load'
 import { isResourceType, resourceTypes } from '../definitions/resource-types'
-import { expressionForBase, rewriteAs } from './expression'
+import { expressionForBase, rewriteAs, splitUnion } from './expression'
 
 export type SearchParamType = 'string' | 'token' | 'reference' | 'date' | 'number' | 'quantity' | 'uri' | 'composite' | 'special'
 
@@ -75,6 +75,8 @@ const NOT_DOMAIN = new Set(['Bundle', 'Binary', 'Parameters'])
 interface Registry {
   byType: Map<string, Map<string, SearchParamDef>>
   byUrl: Map<string, any>
+  /** Parameters answered from other parameters' rows (see unionMembers). */
+  unions: Map<SearchParamDef, string[]>
 }
 
 let standard: Registry | undefined
@@ -89,6 +91,60 @@ export function searchParamsFor(type: string): ReadonlyMap<string, SearchParamDe
 
 export function searchParamFor(type: string, code: string): SearchParamDef | undefined {
   return load().byType.get(type)?.get(code)
+}
+
+/**
+ * The codes of the parameters whose index rows together are this parameter's rows, when its expression
+ * is the union of theirs (Observation `combo-code` is `code | component-code`): such a parameter stores no
+ * rows of its own and is searched, sorted and checked for `:missing` on its members' rows. Undefined for
+ * a parameter that stores its rows.
+ */
+export function unionMembers(def: SearchParamDef): readonly string[] | undefined {
+  return load().unions.get(def)
+}
+
+/** The `code` values of a parameter's index rows: its own, or its members' (unionMembers). */
+export function storedCodes(def: SearchParamDef): readonly string[] {
+  return load().unions.get(def) ?? [def.code]
+}
+
+// Types whose rows depend on nothing but the values the expression selects (a reference row does not:
+// includes, chains and _has name the reference parameter itself).
+const UNION_TYPES = new Set<SearchParamType>(['token', 'string', 'uri', 'date', 'number', 'quantity', 'composite'])
+
+function unionsOf(byType: Map<string, Map<string, SearchParamDef>>): Map<SearchParamDef, string[]> {
+  const out = new Map<SearchParamDef, string[]>()
+  for (const params of byType.values()) {
+    const eligible = [...params.values()].filter((d) => d.expression && !d.common && UNION_TYPES.has(d.type))
+    const partsOf = new Map(eligible.map((d) => [d, splitUnion(d.expression as string)]))
+    for (const def of eligible) {
+      const parts = partsOf.get(def) as string[]
+      if (parts.length < 2) continue
+      const same = (d: SearchParamDef) => d !== def && d.type === def.type && componentsKey(d) === componentsKey(def)
+      // members: other parameters made of some of these parts, the widest first, none sharing a part
+      const candidates = eligible.filter((d) => same(d) && (partsOf.get(d) as string[]).every((p) => parts.includes(p)))
+      candidates.sort((a, b) => (partsOf.get(b) as string[]).length - (partsOf.get(a) as string[]).length)
+      const covered = new Set<string>()
+      const members: string[] = []
+      for (const d of candidates) {
+        const own = partsOf.get(d) as string[]
+        if (own.length === parts.length || own.some((p) => covered.has(p))) continue
+        for (const p of own) covered.add(p)
+        members.push(d.code)
+      }
+      if (covered.size === parts.length && members.length > 1) out.set(def, members)
+    }
+  }
+  // A member that is itself a union stores no rows: such a parameter keeps its own rows instead.
+  for (const [def, members] of out) {
+    const params = [...byType.values()].find((m) => m.get(def.code) === def)
+    if (members.some((code) => { const m = params?.get(code); return m !== undefined && out.has(m) })) out.delete(def)
+  }
+  return out
+}
+
+function componentsKey(def: SearchParamDef): string {
+  return (def.components ?? []).map((c) => `${c.type}:${c.expression}`).join(',')
 }
 
 /** Every resource type that has search parameters (all R4 resource types). */
@@ -161,7 +217,7 @@ export function setCustomSearchParams(defs: SearchParamDef[]): void {
   for (const [t, params] of base.byType) byType.set(t, new Map(params))
   const byUrl = new Map(base.byUrl)
   for (const def of defs) byType.get(def.base)?.set(def.code, def)
-  registry = { byType, byUrl }
+  registry = { byType, byUrl, unions: unionsOf(byType) }
   generation++
 }
 
@@ -195,6 +251,6 @@ function loadStandard(): Registry {
   for (const sp of all) {
     for (const def of searchParamDefsOf(sp, (url) => byUrl.get(url))) byType.get(def.base)?.set(def.code, def)
   }
-  standard = { byType, byUrl }
+  standard = { byType, byUrl, unions: unionsOf(byType) }
   return standard
 }
