@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { dataPath } from '../../../tests/data'
 import { resourceTypes } from '../definitions/resource-types'
-import { searchParamFor, searchParamsFor, searchableTypes } from './registry'
+import { searchParamFor, searchParamsFor, searchableTypes, storedCodes, unionMembers } from './registry'
 
 const official: any[] = JSON.parse(readFileSync(dataPath('r4-search-parameters.json'), 'utf8')).entry.map((e: any) => e.resource)
 
@@ -95,5 +95,24 @@ describe('registry', () => {
     expect(searchParamFor('DetectedIssue', 'status')).toBeUndefined()
     expect(searchParamFor('DeviceDefinition', 'classification')).toBeUndefined()
     expect(searchParamFor('ServiceRequest', 'order-detail')).toBeUndefined()
+  })
+})
+
+describe('union parameters', () => {
+  test('exactly the Observation combo parameters are unions of others, and of which', () => {
+    const unions: string[] = []
+    for (const t of searchableTypes()) for (const [code, def] of searchParamsFor(t)) {
+      const members = unionMembers(def)
+      if (members) unions.push(`${t}.${code} = ${[...members].sort().join(' + ')}`)
+    }
+    expect(unions.sort()).toEqual([
+      'Observation.combo-code = code + component-code',
+      'Observation.combo-code-value-concept = code-value-concept + component-code-value-concept',
+      'Observation.combo-code-value-quantity = code-value-quantity + component-code-value-quantity',
+      'Observation.combo-data-absent-reason = component-data-absent-reason + data-absent-reason',
+      'Observation.combo-value-concept = component-value-concept + value-concept',
+      'Observation.combo-value-quantity = component-value-quantity + value-quantity',
+    ])
+    expect(storedCodes(searchParamFor('Observation', 'code')!)).toEqual(['code'])
   })
 })

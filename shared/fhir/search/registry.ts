@@ -117,28 +117,27 @@ function unionsOf(byType: Map<string, Map<string, SearchParamDef>>): Map<SearchP
   for (const params of byType.values()) {
     const eligible = [...params.values()].filter((d) => d.expression && !d.common && UNION_TYPES.has(d.type))
     const partsOf = new Map(eligible.map((d) => [d, splitUnion(d.expression as string)]))
+    const found = new Map<SearchParamDef, SearchParamDef[]>()
     for (const def of eligible) {
       const parts = partsOf.get(def) as string[]
       if (parts.length < 2) continue
-      const same = (d: SearchParamDef) => d !== def && d.type === def.type && componentsKey(d) === componentsKey(def)
       // members: other parameters made of some of these parts, the widest first, none sharing a part
-      const candidates = eligible.filter((d) => same(d) && (partsOf.get(d) as string[]).every((p) => parts.includes(p)))
+      const candidates = eligible.filter(
+        (d) => d !== def && d.type === def.type && componentsKey(d) === componentsKey(def) && (partsOf.get(d) as string[]).every((p) => parts.includes(p)),
+      )
       candidates.sort((a, b) => (partsOf.get(b) as string[]).length - (partsOf.get(a) as string[]).length)
       const covered = new Set<string>()
-      const members: string[] = []
+      const members: SearchParamDef[] = []
       for (const d of candidates) {
         const own = partsOf.get(d) as string[]
         if (own.length === parts.length || own.some((p) => covered.has(p))) continue
         for (const p of own) covered.add(p)
-        members.push(d.code)
+        members.push(d)
       }
-      if (covered.size === parts.length && members.length > 1) out.set(def, members)
+      if (covered.size === parts.length && members.length > 1) found.set(def, members)
     }
-  }
-  // A member that is itself a union stores no rows: such a parameter keeps its own rows instead.
-  for (const [def, members] of out) {
-    const params = [...byType.values()].find((m) => m.get(def.code) === def)
-    if (members.some((code) => { const m = params?.get(code); return m !== undefined && out.has(m) })) out.delete(def)
+    // A member that is itself a union stores no rows: a parameter over one keeps its own rows instead.
+    for (const [def, members] of found) if (!members.some((m) => found.has(m))) out.set(def, members.map((m) => m.code))
   }
   return out
 }
