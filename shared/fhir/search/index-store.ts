@@ -2,6 +2,7 @@
 // versions are deleted and the new rows inserted (deleted resources get none).
 import type { Sql, TxSql } from '../../db/client'
 import { type Fragment, join } from '../../db/fragments'
+import { textColumns } from '../../db/text-columns'
 import type { HookCtes, WriteTx } from '../repo/repo'
 import type { NewVersion } from '../repo/types'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
@@ -95,50 +96,46 @@ function indexCtes(
     for (const table of INDEX_TABLES) if (fulltext || table !== 'idx_fulltext') parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
   }
   // Only tables that get rows appear, so a plain create has few plan nodes. Each table's rows travel as
-  // one JSON parameter read by json_to_recordset (columns named as the row objects' keys): one native
-  // JSON.stringify instead of a text array per column with per-element escaping.
+  // one text parameter per column (text-columns.ts), cast here to the column types.
   if (r.string.length > 0)
     parts.push(tx`ins_string as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
-      select rid, "resType", code, value_norm, value_exact from json_to_recordset(${json(tx, r.string)})
-        as x(rid bigint, "resType" text, code text, value_norm text, value_exact text))`)
+      select rid::bigint, res_type, code, value_norm, value_exact
+      from ${textColumns(tx, r.string, ['rid', 'resType', 'code', 'value_norm', 'value_exact'])} as x(rid, res_type, code, value_norm, value_exact))`)
   if (r.token.length > 0)
     parts.push(tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm, patient)
-      select rid, "resType", code, system, value, text, patient from json_to_recordset(${json(tx, r.token)})
-        as x(rid bigint, "resType" text, code text, system text, value text, text text, patient text))`)
+      select rid::bigint, res_type, code, system, value, text_norm, patient
+      from ${textColumns(tx, r.token, ['rid', 'resType', 'code', 'system', 'value', 'text', 'patient'])} as x(rid, res_type, code, system, value, text_norm, patient))`)
   if (r.reference.length > 0)
     parts.push(tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
-      select rid, "resType", code, "targetType", "targetId", version, url, "identifierSystem", "identifierValue" from json_to_recordset(${json(tx, r.reference)})
-        as x(rid bigint, "resType" text, code text, "targetType" text, "targetId" text, version text, url text, "identifierSystem" text, "identifierValue" text))`)
+      select rid::bigint, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value
+      from ${textColumns(tx, r.reference, ['rid', 'resType', 'code', 'targetType', 'targetId', 'version', 'url', 'identifierSystem', 'identifierValue'])}
+        as x(rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value))`)
   if (r.date.length > 0)
     parts.push(tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi)
-      select rid, "resType", code, lo, hi from json_to_recordset(${json(tx, r.date)})
-        as x(rid bigint, "resType" text, code text, lo timestamptz, hi timestamptz))`)
+      select rid::bigint, res_type, code, lo::timestamptz, hi::timestamptz
+      from ${textColumns(tx, r.date, ['rid', 'resType', 'code', 'lo', 'hi'])} as x(rid, res_type, code, lo, hi))`)
   if (r.number.length > 0)
     parts.push(tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
-      select rid, "resType", code, value, lo, hi from json_to_recordset(${json(tx, r.number)})
-        as x(rid bigint, "resType" text, code text, value numeric, lo numeric, hi numeric))`)
+      select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric
+      from ${textColumns(tx, r.number, ['rid', 'resType', 'code', 'value', 'lo', 'hi'])} as x(rid, res_type, code, value, lo, hi))`)
   if (r.quantity.length > 0)
     parts.push(tx`ins_quantity as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
-      select rid, "resType", code, value, lo, hi, system, "unitCode", unit from json_to_recordset(${json(tx, r.quantity)})
-        as x(rid bigint, "resType" text, code text, value numeric, lo numeric, hi numeric, system text, "unitCode" text, unit text))`)
+      select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric, system, unit_code, unit
+      from ${textColumns(tx, r.quantity, ['rid', 'resType', 'code', 'value', 'lo', 'hi', 'system', 'unitCode', 'unit'])} as x(rid, res_type, code, value, lo, hi, system, unit_code, unit))`)
   if (r.uri.length > 0)
     parts.push(tx`ins_uri as (insert into idx_uri (rid, res_type, code, value)
-      select rid, "resType", code, value from json_to_recordset(${json(tx, r.uri)})
-        as x(rid bigint, "resType" text, code text, value text))`)
+      select rid::bigint, res_type, code, value
+      from ${textColumns(tx, r.uri, ['rid', 'resType', 'code', 'value'])} as x(rid, res_type, code, value))`)
   if (comp.length > 0)
     parts.push(tx`ins_composite as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
-      select rid, "resType", code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2 from json_to_recordset(${json(tx, comp)})
-        as x(rid bigint, "resType" text, code text, system1 text, value1 text, system2 text, value2 text, lo2 numeric, hi2 numeric, unit2 text, dlo2 timestamptz, dhi2 timestamptz))`)
+      select rid::bigint, res_type, code, system1, value1, system2, value2, lo2::numeric, hi2::numeric, unit2, dlo2::timestamptz, dhi2::timestamptz
+      from ${textColumns(tx, comp, ['rid', 'resType', 'code', 'system1', 'value1', 'system2', 'value2', 'lo2', 'hi2', 'unit2', 'dlo2', 'dhi2'])}
+        as x(rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2))`)
   if (fulltext && text.length > 0)
     parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content)
-      select rid, "resType", nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content) from json_to_recordset(${json(tx, text)})
-        as x(rid bigint, "resType" text, narrative text, content text))`)
+      select rid::bigint, res_type, nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content)
+      from ${textColumns(tx, text, ['rid', 'resType', 'narrative', 'content'])} as x(rid, res_type, narrative, content))`)
   return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
-}
-
-/** Rows as one `json` parameter (postgres.js JSON.stringifies it once, natively). */
-function json(tx: TxSql, rows: object[]) {
-  return tx.typed(rows as any, 114)
 }
 
 /** Every search index table, keyed by rid. */
