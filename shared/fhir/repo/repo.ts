@@ -2,7 +2,9 @@
 // `resource` holds the current version (deleted ones as tombstones); `resource_history` the earlier ones.
 import type { Sql, TxSql } from '../../db/client'
 import { type Fragment, join } from '../../db/fragments'
+import { textColumns } from '../../db/text-columns'
 import { IdAllocator } from './ids'
+import { InsertBatcher } from './insert-batch'
 import { type NewVersion, type ResourceRow, type StoredVersion, storedFromRow } from './types'
 
 /**
@@ -30,8 +32,18 @@ export class Repo {
   private readonly hooks: WriteHook[] = []
   private readonly removalListeners: ((types: string[]) => void | Promise<void>)[] = []
 
+  /** Plain creates, written together when they arrive together. */
+  private readonly inserts: InsertBatcher
+
   constructor(readonly sql: Sql) {
     this.ids = new IdAllocator(sql)
+    this.inserts = new InsertBatcher(async (versions) => {
+      const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, false)
+      await w.write(versions, new Set())
+      return async () => {
+        await Promise.all(w.committed.map((after) => after()))
+      }
+    })
   }
 
   addWriteHook(hook: WriteHook): void {
@@ -70,11 +82,10 @@ export class Repo {
   /**
    * Writes new resources (no version replaced) with one statement outside any explicit transaction: a
    * single statement is atomic, and this saves the BEGIN and COMMIT round trips of a plain create.
+   * Inserts that arrive together share a statement (insert-batch.ts).
    */
-  async insert(versions: NewVersion[]): Promise<void> {
-    const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, false)
-    await w.write(versions, new Set())
-    await Promise.all(w.committed.map((after) => after()))
+  insert(versions: NewVersion[]): Promise<void> {
+    return this.inserts.insert(versions)
   }
 
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
@@ -167,21 +178,18 @@ export class WriteTx {
     const next = versions.filter((v) => supersedes.has(v.rid))
     const superseded = next.map((v) => v.rid)
     const parts: Fragment[] = []
-    // The versions travel as one `json` parameter (one native JSON.stringify; text arrays would escape
-    // every content string element by element).
     if (next.length > 0) {
       parts.push(sql`
         moved as (insert into resource_history (rid, version, res_type, id, last_updated, deleted, content)
           select rid, version, res_type, id, last_updated, deleted, content from resource where rid = any(${superseded}::bigint[])),
         replaced as (update resource r set version = v.version, last_updated = v."lastUpdated", deleted = v.deleted, content = v.content
-          from json_to_recordset(${rowsParam(sql, next)}) as v(rid bigint, version int, "lastUpdated" timestamptz, deleted boolean, content text)
+          from ${versionRows(sql, next)}
           where r.rid = v.rid)`)
     }
     if (fresh.length > 0) {
       parts.push(sql`
         created as (insert into resource (rid, res_type, id, version, last_updated, deleted, content)
-          select rid, type, id, version, "lastUpdated", deleted, content
-          from json_to_recordset(${rowsParam(sql, fresh)}) as v(rid bigint, type text, id text, version int, "lastUpdated" timestamptz, deleted boolean, content text)
+          select rid, type, id, version, "lastUpdated", deleted, content from ${versionRows(sql, fresh)}
           returning res_type),
         counted as (insert into resource_count (res_type, n) select res_type, count(*) from created group by res_type)`)
     }
@@ -199,8 +207,10 @@ export class WriteTx {
   }
 }
 
-/** The stored columns of versions as one `json` parameter (not the parsed resource they carry). */
-function rowsParam(sql: TxSql, versions: NewVersion[]) {
+/** The stored columns of versions as `... as v(rid, type, id, version, "lastUpdated", deleted, content)`, typed. */
+function versionRows(sql: TxSql, versions: NewVersion[]): Fragment {
   const rows = versions.map((v) => ({ rid: v.rid, type: v.type, id: v.id, version: v.version, lastUpdated: v.lastUpdated, deleted: v.deleted === true, content: v.content }))
-  return sql.typed(rows as any, 114)
+  return sql`(select rid::bigint, type, id, version::int, "lastUpdated"::timestamptz, deleted::boolean, content
+      from ${textColumns(sql, rows, ['rid', 'type', 'id', 'version', 'lastUpdated', 'deleted', 'content'])} as c(rid, type, id, version, "lastUpdated", deleted, content)
+    ) as v`
 }
