@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_KEY, wrk } from './server'
+import { BENCH_KEY, SERVER_ENV, wrk } from './server'
 import { pathsScript, seedPatients } from './workload'
 
 const seconds = Number(process.argv[2] ?? 10)
@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), 'fhir-bench-embedded-'))
 
 /** Starts bin/start.ts; resolves with the process and ms from spawn to the first answered request. */
 async function start(): Promise<{ proc: ReturnType<typeof Bun.spawn>; ms: number; phases: string }> {
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: join(dir, 'pglite'), PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'info' }
+  const env: Record<string, string | undefined> = { ...process.env, ...SERVER_ENV, DATA_DIR: join(dir, 'pglite'), PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'info' }
   delete env.DATABASE_URL
   delete env.REDIS_URL
   const t0 = Date.now()

@@ -2,15 +2,20 @@
 // by a separate worker process (the cluster form), on a fresh database with full indexing. Prints
 // resources/s, bundles, elapsed and the peak RSS of both processes; then the same for synthea-conditional
 // (batch Bundles first) on another fresh database, and the memory one ~5 MB Bundle takes on its own.
-// Usage: bun run bench/ingest.ts [concurrency]
+// Usage: bun run bench/ingest.ts [concurrency] [--smart-only] [--warm]
+//   --smart-only: synthea-smart alone. --warm: the same Bundles are loaded once before the timed load (a
+//   second copy: they are all plain POSTs), so that the processes' JIT has compiled the write path, as
+//   in a server that has been running; without it the figure includes a fresh worker's warm-up.
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BundleFile, importBundles, listBundles, type ImportReport, stderrProgress } from '../bin/import'
 import { dataPath, largestSyntheaBundles } from '../tests/data'
-import { BENCH_KEY, cpuMeter, startBenchServer } from './server'
+import { BENCH_KEY, cpuMeter, profileArgs, SERVER_ENV, startBenchServer } from './server'
 
-const concurrency = Number(process.argv[2] ?? 2)
+const smartOnly = process.argv.includes('--smart-only')
+const warm = process.argv.includes('--warm')
+const concurrency = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 2)
 
 interface Peaks {
   api: number
@@ -32,15 +37,16 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
   const queuePrefix = `bench_ingest_${Date.now().toString(36)}`
   const server = await startBenchServer(port, { QUEUE_PREFIX: queuePrefix })
   // The worker: its own process on the same database and queues, as `bun run worker` runs it.
-  const worker = Bun.spawn(['bun', 'run', 'workers/main.ts'], {
-    cwd: `${import.meta.dir}/..`,
-    env: { ...process.env, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn' },
+  const worker = Bun.spawn(['bun', ...profileArgs('worker'), 'run', 'workers/main.ts'], {
+    cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
+    env: { ...process.env, ...SERVER_ENV, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn' },
     stdout: 'ignore',
     stderr: 'inherit',
   })
   try {
     await Bun.sleep(1500) // the worker connects and registers its queue
     const bundles: BundleFile[] = listBundles(paths)
+    if (warm) await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients })
     const idle = { api: rssMb(server.pid), worker: rssMb(worker.pid) }
     const idlePeak = { api: peakMb(server.pid), worker: peakMb(worker.pid) } // start-up's own high-water mark
     // VmHWM keeps start-up's peak (definitions loading), so the ingest's own peak is sampled from VmRSS.
@@ -70,14 +76,17 @@ for (const [folder, port] of [
   ['synthea-smart', 18081],
   ['synthea-conditional', 18082],
 ] as const) {
+  if (smartOnly && folder !== 'synthea-smart') continue
   const { report, idle, idlePeak, peak, largestMb, cpu } = await ingest([dataPath(folder)], port)
   const phases = report.phases.map((p) => `${p.label} ${p.bundles} bundles ${fmt(p.resources)} resources ${p.seconds.toFixed(1)} s (${fmt(p.resources / p.seconds)}/s)`).join('; ')
   console.log(
-    `${folder}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients; ${cpu.replace('each', 'per resource')}` +
+    `${folder}${warm ? ' (warm)' : ''}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients; ${cpu.replace('each', 'per resource')}` +
       `\n  ${phases}` +
       `\n  peak RSS while ingesting: API ${peak.api} MB, worker ${peak.worker} MB (idle before: API ${idle.api} MB, worker ${idle.worker} MB; start-up VmHWM API ${idlePeak.api} MB, worker ${idlePeak.worker} MB; largest bundle ${largestMb.toFixed(1)} MB)`,
   )
 }
+
+if (smartOnly) process.exit(0)
 
 // One ~5 MB transaction alone (the two largest synthea-smart Bundles as one, placeholders kept unique):
 // how much memory above idle each process takes for it.

@@ -4,6 +4,14 @@ import { createSql } from '../shared/db/client'
 
 export const BENCH_KEY = 'bench-admin-key-0123456789abcdef'
 
+/**
+ * The environment package.json's `start`, `api` and `worker` scripts give a server process: mimalloc
+ * (Bun's allocator) keeps freed memory instead of returning it to the system 100 ms later, which cost
+ * the write path half of its CPU in page faults (README, "Processes", Memory). MIMALLOC_PURGE_DELAY set by the
+ * caller wins, e.g. `MIMALLOC_PURGE_DELAY=100` for the allocator's default.
+ */
+export const SERVER_ENV = { MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? '-1' }
+
 export interface BenchServer {
   base: string
   databaseUrl: string
@@ -17,10 +25,11 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
   const keep = process.env.BENCH_DB
   const db = keep ?? `bench_${Date.now().toString(36)}`
   const pg = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432'
-  // BENCH_TREE runs the API node of another checkout (a worktree of an older commit) for an A/B.
-  const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
+  // BENCH_TREE runs the API node (and workers) of another checkout (a worktree of an older commit) for
+  // an A/B, with the same SERVER_ENV.
+  const proc = Bun.spawn(['bun', ...profileArgs('api'), 'run', 'api/main.ts'], {
     cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
-    env: { ...process.env, DATABASE_URL: `${pg}/${db}`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, ...SERVER_ENV, DATABASE_URL: `${pg}/${db}`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -51,6 +60,12 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
   }
 }
 
+/** BENCH_PROFILE=<dir>: the process writes its CPU profile (markdown) to <dir>/<role> when it stops. */
+export function profileArgs(role: string): string[] {
+  const dir = process.env.BENCH_PROFILE
+  return dir ? ['--cpu-prof-md', `--cpu-prof-dir=${dir}/${role}`] : []
+}
+
 /** Runs wrk and returns requests/s and latency percentiles (ms). */
 export async function wrk(url: string, opts: { connections: number; seconds: number; threads?: number; script?: string }): Promise<{ rps: number; p50: number; p90: number; p99: number; errors: number; raw: string }> {
   const args = ['wrk', `-t${opts.threads ?? Math.min(2, opts.connections)}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', '-H', `Authorization: Bearer ${BENCH_KEY}`]
@@ -73,10 +88,11 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
 
 /** A worker process on the bench server's database and queues, as `bun run worker` runs it. */
 export async function startBenchWorker(server: BenchServer): Promise<{ pid: number; stop(): Promise<void> }> {
-  const proc = Bun.spawn(['bun', 'run', 'workers/main.ts'], {
-    cwd: `${import.meta.dir}/..`,
+  const proc = Bun.spawn(['bun', ...profileArgs('worker'), 'run', 'workers/main.ts'], {
+    cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
     env: {
       ...process.env,
+      ...SERVER_ENV,
       DATABASE_URL: server.databaseUrl,
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: server.databaseUrl.split('/').pop() as string,
