@@ -18,6 +18,7 @@ export const Env = Type.Object({
   MAX_BODY_BYTES: Type.Optional(Int),
   MAX_BUNDLE_ENTRIES: Type.Optional(Int),
   DB_POOL_MAX: Type.Optional(Int),
+  DB_PLAN_CACHE_MODE: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('force_generic_plan'), Type.Literal('force_custom_plan')])),
   ADMIN_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
   AUTH_DISABLED: Type.Optional(Bool),
   DEFAULT_PRETTY: Type.Optional(Bool),
@@ -54,6 +55,14 @@ export interface Config {
   /** Entries a transaction or batch Bundle may have (413 beyond). */
   maxBundleEntries: number
   dbPoolMax: number
+  /**
+   * PostgreSQL's plan_cache_mode on the pool's connections. The statements are prepared and written so
+   * that one generic plan serves every parameter value (search: the index that drives each query is
+   * named by the query's shape, not chosen by value). With `auto`, PostgreSQL may instead plan each
+   * execution again when its estimates for the generic plan look worse: on Synthea x10 it did so for
+   * `Observation?subject=...&code=...`, 550-640 µs of PostgreSQL CPU per search instead of 160-200.
+   */
+  dbPlanCacheMode: 'auto' | 'force_generic_plan' | 'force_custom_plan'
   adminApiKey?: string
   authDisabled: boolean
   defaultPretty: boolean
@@ -104,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: Number(e.MAX_BODY_BYTES ?? 50 * 1024 * 1024),
     maxBundleEntries: Number(e.MAX_BUNDLE_ENTRIES ?? 20_000),
     dbPoolMax: e.DB_POOL_MAX !== undefined ? Number(e.DB_POOL_MAX) : defaultPoolSize(),
+    dbPlanCacheMode: e.DB_PLAN_CACHE_MODE ?? 'force_generic_plan',
     adminApiKey: e.ADMIN_API_KEY,
     authDisabled: truthy(e.AUTH_DISABLED, false),
     defaultPretty: truthy(e.DEFAULT_PRETTY, false),

@@ -35,7 +35,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   let sql: Sql
   if (config.databaseUrl) {
     await ensureDatabase(config.databaseUrl)
-    sql = createSql(config.databaseUrl, { max: config.dbPoolMax })
+    sql = createSql(config.databaseUrl, { max: config.dbPoolMax, planCacheMode: config.dbPlanCacheMode })
   } else {
     embedded = await startEmbeddedPostgres(config.dataDir)
     sql = createSql(embedded.url, { max: 1 })

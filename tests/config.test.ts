@@ -3,6 +3,8 @@ import { describe, expect, test } from 'bun:test'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../shared/config'
+import { createSql } from '../shared/db/client'
+import { openRuntime } from '../shared/runtime'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -34,10 +36,38 @@ describe('loadConfig', () => {
     expect(loadConfig({}).authDisabled).toBe(false)
   })
 
+  test('DB_PLAN_CACHE_MODE defaults to force_generic_plan, takes auto, and rejects anything else', () => {
+    expect(loadConfig({}).dbPlanCacheMode).toBe('force_generic_plan')
+    expect(loadConfig({ DB_PLAN_CACHE_MODE: 'auto' }).dbPlanCacheMode).toBe('auto')
+    expect(() => loadConfig({ DB_PLAN_CACHE_MODE: 'sometimes' })).toThrow(/DB_PLAN_CACHE_MODE/)
+  })
+
   test('the connection pool defaults to twice the cores plus two; DB_POOL_MAX overrides it', () => {
     expect(loadConfig({}).dbPoolMax).toBe(2 * availableParallelism() + 2)
     expect(loadConfig({ DB_POOL_MAX: '3' }).dbPoolMax).toBe(3)
   })
+})
+
+describe('openRuntime on PostgreSQL', () => {
+  test("the pool's connections use DB_PLAN_CACHE_MODE", async () => {
+    const pg = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+    const db = `test_plan_${Date.now().toString(36)}`
+    pg.pathname = `/${db}`
+    const modes: string[] = []
+    for (const mode of [undefined, 'auto']) {
+      const rt = await openRuntime(loadConfig({ DATABASE_URL: pg.toString(), DB_PLAN_CACHE_MODE: mode, LOG_LEVEL: 'error' }))
+      try {
+        const [row] = await rt.sql`show plan_cache_mode`
+        modes.push(row.plan_cache_mode)
+      } finally {
+        await rt.close()
+      }
+    }
+    expect(modes).toEqual(['force_generic_plan', 'auto'])
+    const admin = createSql(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1 })
+    await admin`drop database if exists ${admin(db)} with (force)`
+    await admin.end()
+  }, 60_000)
 })
 
 describe('api/main.ts with a bad config', () => {

@@ -4,13 +4,13 @@ import postgres from 'postgres'
 export type Sql = postgres.Sql<{}>
 export type TxSql = postgres.TransactionSql<{}>
 
-export function createSql(url: string, opts: { max?: number } = {}): Sql {
+export function createSql(url: string, opts: { max?: number; planCacheMode?: string } = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 20,
     onnotice: () => {},
     // bigint columns come back as strings; we only use them as opaque ids.
     types: {},
-    connection: { application_name: 'fhir-platform' },
+    connection: { application_name: 'fhir-platform', ...(opts.planCacheMode ? { plan_cache_mode: opts.planCacheMode } : {}) },
   })
 }
 
