@@ -47,15 +47,20 @@ export function wantsPretty(prettyParam: string | null, accept: string | null, d
   return dflt
 }
 
-/** Parses a request body by its Content-Type (sniffing JSON or XML when there is none). */
-export function parseBody(text: string, contentType: string | null): unknown {
+/**
+ * Parses a request body by its Content-Type (sniffing JSON or XML when there is none). With
+ * `textForwarded`, JSON is parsed without keeping decimals as written: the caller only checks the
+ * structure and hands the text itself on (a Bundle for the workers), so the scan for such numbers, about
+ * as costly as the parse, is skipped.
+ */
+export function parseBody(text: string, contentType: string | null, textForwarded = false): unknown {
   if (text.trim() === '') return undefined
   const mime = (contentType ?? '').split(';')[0].trim().toLowerCase()
   const kind = mime ? bodyKind(mime) : text.trimStart().startsWith('<') ? 'xml' : 'json'
   if (!kind) throw new AppError('unsupported', `HAPI-0446: Incorrect Content-Type header value of "${contentType}" was provided in the request. A FHIR Content-Type is required`)
   if (kind === 'xml') return parseFhirXml(text)
   try {
-    return parseFhirJson(text)
+    return textForwarded ? JSON.parse(text) : parseFhirJson(text)
   } catch (err) {
     throw new AppError('invalid', `HAPI-1861: Failed to parse JSON encoded FHIR content: ${(err as Error).message}`)
   }

@@ -74,7 +74,9 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
       if (path[path.length - 1] === '_search' && /^application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
         for (const [k, v] of new URLSearchParams(text)) query.append(k, v)
       } else {
-        req.body = parseBody(text, request.headers.get('content-type'))
+        // A Bundle posted to the base goes to a worker as its JSON text (bundles.ts), parsed there.
+        const bundleText = path.length === 0 && req.method === 'POST'
+        req.body = parseBody(text, request.headers.get('content-type'), bundleText)
         if (req.body !== undefined && text.trimStart().startsWith('{')) req.jsonText = text
       }
     }
