@@ -52,3 +52,20 @@ describe('parseFhirJson number detection', () => {
     expect(JSON.stringify(v)).toBe(text)
   })
 })
+
+describe('parseFhirJson number scan', () => {
+  // Were every position of the runs a start, the scan would be quadratic (hours for these texts), past
+  // the test timeout.
+  test('long runs of digits inside strings keep the scan linear', () => {
+    for (const run of [`${'7'.repeat(2_000_000)}`, `x, ${'7'.repeat(2_000_000)}x`, `: ${'1.'.repeat(1_000_000)}`]) {
+      const text = `{"a":"${run}","b":1.50}`
+      expect(JSON.stringify(parseFhirJson(text)).endsWith('"b":1.50}')).toBe(true)
+    }
+  })
+
+  test('negative, exponent and fraction forms after every JSON separator', () => {
+    for (const text of ['{"a":-1.50}', '{"a":[0,-2.10]}', '{"a":\n\t1.0e5\n}', '{"a":[\r\n3.00\r\n]}', '{"a":1,"b":-0.0}']) {
+      expect(JSON.stringify(parseFhirJson(text))).toBe(text.replace(/\s+/g, ''))
+    }
+  })
+})

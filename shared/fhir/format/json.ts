@@ -21,34 +21,20 @@ export function parseFhirJson(text: string): any {
   return needsReviver(text) ? JSON.parse(text, keepDecimal) : JSON.parse(text)
 }
 
-// Scans the JSON text for a number token JavaScript would write differently (`1.50`, `1e2`, digits beyond
-// double precision), skipping strings by jumping from quote to quote.
+// A candidate number token: what JSON puts after whitespace, `:`, `,` or `[` (or at the start), starting
+// with `-` or a digit, and followed by whitespace and `,` `]` `}` or the end. Every number of a valid
+// document is a candidate; a candidate inside a string (digits right after `: ` and right before `,`)
+// only costs a check. The lookbehind rejects every start inside a run of digits, so the scan stays
+// linear. On Synthea Bundles it is about twice as fast as a character loop that skips strings.
+const NUMBER_CANDIDATE = /(?<![^\s:,[])-?[0-9][0-9.eE+-]*(?=[ \t\n\r]*(?:[,\]}]|$))/g
+
+// True when the text holds a number token JavaScript would write differently (`1.50`, `1e2`, `-0`,
+// digits beyond double precision).
 function needsReviver(text: string): boolean {
-  const n = text.length
-  let i = 0
-  while (i < n) {
-    const c = text.charCodeAt(i)
-    if (c === 34 /* " */) {
-      let j = text.indexOf('"', i + 1)
-      while (j > 0) {
-        let backslashes = 0
-        for (let k = j - 1; text.charCodeAt(k) === 92 /* \ */; k--) backslashes++
-        if (backslashes % 2 === 0) break
-        j = text.indexOf('"', j + 1)
-      }
-      if (j < 0) return true // malformed: let JSON.parse report it
-      i = j + 1
-    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
-      let j = i + 1
-      while (j < n) {
-        const d = text.charCodeAt(j)
-        if ((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45) j++
-        else break
-      }
-      const token = text.slice(i, j)
-      if (String(Number(token)) !== token) return true
-      i = j
-    } else i++
+  NUMBER_CANDIDATE.lastIndex = 0
+  for (let m = NUMBER_CANDIDATE.exec(text); m !== null; m = NUMBER_CANDIDATE.exec(text)) {
+    const token = m[0]
+    if (String(Number(token)) !== token) return true
   }
   return false
 }
