@@ -5,6 +5,7 @@ import type { FhirResponse } from '../../shared/fhir/request'
 import type { Format } from './negotiate'
 import { parseFhirJson } from '../../shared/fhir/format/json'
 import type { XmlRenderCache } from '../../shared/fhir/format/xml-render-cache'
+import { bodyResponse } from '../http/response'
 
 const CONTENT_TYPE: Record<Format, string> = {
   json: 'application/fhir+json;charset=utf-8',
@@ -29,7 +30,7 @@ export function render(res: FhirResponse, opts: RenderOptions): Response {
   if (res.contentLocation) headers['content-location'] = res.contentLocation
   const body = res.status === 304 ? undefined : serialize(res, opts)
   if (body !== undefined) headers['content-type'] = CONTENT_TYPE[opts.format]
-  return new Response(opts.head ? null : body, { status: res.status, headers })
+  return bodyResponse(opts.head ? null : body, { status: res.status, headers })
 }
 
 function serialize(res: FhirResponse, opts: RenderOptions): string | undefined {

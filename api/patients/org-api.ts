@@ -10,6 +10,7 @@ import { type ApiVersion, requestVersion } from '../../shared/patients/versions'
 import { idempotent, type Reply } from '../http/idempotency'
 import { RateLimiter } from '../http/rate-limit'
 import { requestIdOf } from '../http/request-id'
+import { bodyResponse } from '../http/response'
 import { errorReply } from './envelope'
 
 /** Largest JSON body the patient API accepts (413 payload_too_large beyond). */
@@ -129,7 +130,7 @@ export function errorResponse(err: unknown, requestId: string): Response {
 }
 
 export function respond(reply: Reply, requestId: string): Response {
-  return new Response(reply.body, {
+  return bodyResponse(reply.body, {
     status: reply.status,
     headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...reply.headers },
   })
