@@ -27,6 +27,14 @@ async function pageAll(org: Org, path: string, limit: number): Promise<{ ids: st
   return { ids, pages }
 }
 
+/**
+ * Moves the identity sequence of `table`'s seq so that the next rows cross a power of ten (…98, 99, 100,
+ * 101…): ordered as text instead of numbers, 100 would come before 99.
+ */
+async function crossPowerOfTen(table: string): Promise<void> {
+  await s.sql`select setval(pg_get_serial_sequence(${table}, 'seq'), power(10, ceil(log(nextval(pg_get_serial_sequence(${table}, 'seq')) + 20)))::bigint - 6)`
+}
+
 describe('paging to the end', () => {
   test('patients: newest first, every one once, across pages', async () => {
     const org = await createOrg(s)
@@ -44,11 +52,30 @@ describe('paging to the end', () => {
 
   test('rows created in one instant keep a stable order (insertion order as tie-break)', async () => {
     const org = await createOrg(s)
+    await crossPowerOfTen('patient')
     await s.sql`insert into patient (organization_id, patient_id) select ${org.id}, 'tie' || g from generate_series(1, 12) g`
     const [{ n }] = await s.sql`select count(distinct created_at)::int as n from patient where organization_id = ${org.id}`
     expect(n).toBe(1)
     const { ids } = await pageAll(org, '/patients', 5)
     expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => `tie${12 - i}`))
+  })
+
+  test('the tie-break is numeric for FHIR sources and webhook endpoints and events too', async () => {
+    const org = await createOrg(s)
+    await crossPowerOfTen('fhir_source')
+    await s.sql`insert into fhir_source (id, name, type, fhir_base_url, created_at)
+      select 'fhirsrc_tie' || g, 'Tie ' || g, 'tie-test', 'https://tie' || g || '.example.com/fhir', date_trunc('milliseconds', now()) from generate_series(1, 12) g`
+    expect((await pageAll(org, '/connections?type=tie-test', 5)).ids).toEqual(Array.from({ length: 12 }, (_, i) => `fhirsrc_tie${12 - i}`))
+
+    await crossPowerOfTen('webhook_endpoint')
+    await s.sql`insert into webhook_endpoint (id, organization_id, url, events, api_version, secret)
+      select 'wh_tie' || g, ${org.id}, 'https://hooks.example.com/' || g, '{*}', '2024-01-01', 'whsec_x' from generate_series(1, 12) g`
+    expect((await pageAll(org, '/webhooks', 5)).ids).toEqual(Array.from({ length: 12 }, (_, i) => `wh_tie${12 - i}`))
+
+    await crossPowerOfTen('webhook_event')
+    await s.sql`insert into webhook_event (id, organization_id, webhook_endpoint_id, type, api_version, payload)
+      select 'evt_tie' || g, ${org.id}, 'wh_tie1', 'patient.created', '2024-01-01', json_build_object('id', 'evt_tie' || g)::text from generate_series(1, 12) g`
+    expect((await pageAll(org, '/webhooks/wh_tie1/events', 5)).ids).toEqual(Array.from({ length: 12 }, (_, i) => `evt_tie${12 - i}`))
   })
 
   test('patient flows and sessions of a patient, with and without a status filter', async () => {

@@ -153,7 +153,7 @@ export async function listFhirSources(sql: Sql, cursor: ListCursor, q: ListQuery
       ${like ? sql`and name ilike ${like}` : sql``}
       ${filters.type ? sql`and type = ${filters.type}` : sql``}
       ${q.after ? sql`and (created_at, seq) < (${q.after.createdAt}, ${q.after.seq}::bigint)` : sql``}
-    order by created_at desc, seq desc
+    order by fhir_source.created_at desc, fhir_source.seq desc
     limit ${q.limit + 1}`
   return cursor.page(rows, q.limit, sourceView)
 }

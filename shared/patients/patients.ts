@@ -114,7 +114,7 @@ export async function listPatients(sql: Sql, organizationId: string, cursor: Lis
       ${filters.patient_id !== undefined ? sql`and patient_id = ${filters.patient_id}` : sql``}
       ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
       ${q.after ? sql`and (created_at, seq) < (${q.after.createdAt}, ${q.after.seq}::bigint)` : sql``}
-    order by created_at desc, seq desc
+    order by patient.created_at desc, patient.seq desc
     limit ${q.limit + 1}`
   return cursor.page(rows, q.limit, patientView)
 }

@@ -87,7 +87,7 @@ export async function listEndpoints(sql: Sql, organizationId: string, cursor: Li
   const rows = await sql<EndpointRow[]>`
     select ${sql.unsafe(COLUMNS)} from webhook_endpoint where organization_id = ${organizationId}
       ${q.after ? sql`and (created_at, seq) < (${q.after.createdAt}, ${q.after.seq}::bigint)` : sql``}
-    order by created_at desc, seq desc limit ${q.limit + 1}`
+    order by webhook_endpoint.created_at desc, webhook_endpoint.seq desc limit ${q.limit + 1}`
   return cursor.page(rows, q.limit, (r) => view(r))
 }
 

@@ -91,7 +91,7 @@ export async function listEvents(sql: Sql, organizationId: string, endpointId: s
            last_redelivered_at, created_at, seq::text as seq
     from webhook_event where webhook_endpoint_id = ${endpointId}
       ${q.after ? sql`and (created_at, seq) < (${q.after.createdAt}, ${q.after.seq}::bigint)` : sql``}
-    order by created_at desc, seq desc limit ${q.limit + 1}`
+    order by webhook_event.created_at desc, webhook_event.seq desc limit ${q.limit + 1}`
   return cursor.page(rows, q.limit, view)
 }
 
