@@ -1,6 +1,7 @@
 // API keys from the command line, and the admin key printed once at the first start of a fresh database.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { createApiKey, listApiKeys } from '../shared/auth/api-keys'
 import { createSql } from '../shared/db/client'
 import { startTestServer, type TestServer } from './harness'
 
@@ -26,6 +27,13 @@ async function keysCli(...args: string[]): Promise<{ code: number; out: string }
 }
 
 describe('bun run keys', () => {
+  test('list orders keys by id as numbers (key 10 after key 9)', async () => {
+    for (let i = 0; i < 12; i++) await createApiKey(server.sql, `order-${i}`, ['read'])
+    const ids = (await listApiKeys(server.sql)).map((k) => Number(k.id))
+    expect(ids.length).toBeGreaterThan(10)
+    expect(ids).toEqual([...ids].sort((a, b) => a - b))
+  })
+
   test('create prints a key once; it works with its scopes', async () => {
     const { code, out } = await keysCli('create', 'reader', 'read')
     expect(code).toBe(0)

@@ -36,7 +36,7 @@ export async function createApiKey(sql: Sql, label: string, scopes: Scope[]): Pr
 
 export async function listApiKeys(sql: Sql) {
   return sql<{ id: string; prefix: string; label: string; scopes: string[]; created_at: Date; revoked_at: Date | null }[]>`
-    select id::text, prefix, label, scopes, created_at, revoked_at from api_key order by id`
+    select id::text, prefix, label, scopes, created_at, revoked_at from api_key order by api_key.id`
 }
 
 export async function revokeApiKey(sql: Sql, id: string): Promise<boolean> {

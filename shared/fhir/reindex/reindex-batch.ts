@@ -31,7 +31,7 @@ export async function writeBatch(tx: TxSql, batch: PreparedBatch, fulltext = fal
   if (batch.rows.length === 0) return 0
   const rids = batch.rows.map((r) => r.rid)
   const locked = await tx<{ rid: string; version: number }[]>`
-    select rid::text, version from resource where rid = any(${rids}::bigint[]) and not deleted order by rid for update`
+    select rid::text, version from resource where rid = any(${rids}::bigint[]) and not deleted order by resource.rid for update`
   const current = new Map(locked.map((r) => [r.rid, r.version]))
   const keep = new Set(batch.rows.filter((r) => current.get(r.rid) === r.version).map((r) => r.rid))
   const ctes = extractedCtes(tx, batch.extracted, rids, keep.size === rids.length ? undefined : keep, fulltext)

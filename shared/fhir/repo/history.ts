@@ -20,7 +20,7 @@ export async function historyPage(sql: Sql, q: HistoryQuery, offset: number, cou
   const rows = await sql<any[]>`
     select rid::text, res_type, id, version, last_updated, deleted, content
     from (${versions(sql, q)}) v
-    order by last_updated desc, rid desc, version desc
+    order by v.last_updated desc, v.rid desc, v.version desc
     limit ${count} offset ${offset}`
   return rows.map((r) => ({ rid: r.rid, type: r.res_type, id: r.id, version: r.version, lastUpdated: r.last_updated, deleted: r.deleted, content: r.content }))
 }

@@ -42,7 +42,7 @@ export async function rebuildTerminology(sql: Sql, onProgress?: RebuildProgress,
       const rows = await tx<{ rid: string; res_type: string; content: string }[]>`
         select rid::text, res_type, content from resource
         where res_type in ('CodeSystem', 'ValueSet') and not deleted and rid > ${after}::bigint
-        order by rid limit ${PAGE}`
+        order by resource.rid limit ${PAGE}`
       if (rows.length === 0) break
       after = rows[rows.length - 1].rid
       const flats = []

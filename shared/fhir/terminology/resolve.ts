@@ -64,7 +64,7 @@ export async function valueSetOfResource(sql: AnySql, rid: string): Promise<Valu
   const s = sql as Sql
   const [row] = await s<ValueSetRef[]>`
     select id::text, url, version, rid::text, definition, expanded_generation::text, expansion_error, total
-    from term_value_set where rid = ${rid} order by id desc limit 1`
+    from term_value_set where rid = ${rid} order by term_value_set.id desc limit 1`
   return row
 }
 
@@ -72,6 +72,6 @@ export async function valueSetOfResource(sql: AnySql, rid: string): Promise<Valu
 export async function codeSystemOfResource(sql: AnySql, rid: string): Promise<CodeSystemRef | undefined> {
   const s = sql as Sql
   const [row] = await s<CodeSystemRef[]>`
-    select id::text, url, version, name, content from term_code_system where rid = ${rid} order by id desc limit 1`
+    select id::text, url, version, name, content from term_code_system where rid = ${rid} order by term_code_system.id desc limit 1`
   return row
 }
