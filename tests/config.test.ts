@@ -3,7 +3,7 @@ import { describe, expect, test } from 'bun:test'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../shared/config'
-import { createSql } from '../shared/db/client'
+import { createSql, withCustomPlans } from '../shared/db/client'
 import { openRuntime } from '../shared/runtime'
 
 const ROOT = join(import.meta.dir, '..')
@@ -59,6 +59,13 @@ describe('openRuntime on PostgreSQL', () => {
       try {
         const [row] = await rt.sql`show plan_cache_mode`
         modes.push(row.plan_cache_mode)
+        if (mode === undefined) {
+          // withCustomPlans: custom plans inside, the pool's mode again after (SET LOCAL ends with it)
+          const inside = await withCustomPlans(rt.sql, async (tx) => (await tx`show plan_cache_mode`)[0].plan_cache_mode)
+          expect(inside).toBe('force_custom_plan')
+          const after = await Promise.all([1, 2, 3].map(async () => (await rt.sql`show plan_cache_mode`)[0].plan_cache_mode))
+          expect(after).toEqual(['force_generic_plan', 'force_generic_plan', 'force_generic_plan'])
+        }
       } finally {
         await rt.close()
       }

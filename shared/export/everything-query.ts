@@ -4,7 +4,7 @@
 // `_include=*`), filtered by type and last-updated time. One statement gives the ordered snapshot:
 // the (rid, version) of every member, packed into fixed-width text for the page cache.
 // https://hl7.org/fhir/R4/patient-operation-everything.html
-import type { Sql } from '../db/client'
+import { type Sql, withCustomPlans } from '../db/client'
 import type { Fragment } from '../db/fragments'
 import { datePredicate } from '../fhir/search/params/date'
 import { patientCompartmentLinks } from '../fhir/search/compartment'
@@ -62,8 +62,10 @@ export interface InlineSnapshot {
  * The snapshot and its first page in one statement, unless the compartment has more than `inlineMax`
  * index rows (counted with a bounded scan), in which case a worker builds it (`snapshotList`).
  */
-export async function inlineSnapshot(sql: Sql, sel: PatientSelector, filter: EverythingFilter, count: number, inlineMax: number): Promise<InlineSnapshot> {
-  const rows = await sql<any[]>`
+export async function inlineSnapshot(pool: Sql, sel: PatientSelector, filter: EverythingFilter, count: number, inlineMax: number): Promise<InlineSnapshot> {
+  const rows = await withCustomPlans(pool, (tx) => {
+    const sql = tx as unknown as Sql
+    return sql<any[]>`
     with pat0 as (${patients(sql, sel)}),
     size as (select count(*)::int as n from (
       select 1 from idx_reference i join pat0 p on i.target_id = p.id where i.target_type = 'Patient' limit ${inlineMax + 1}) x),
@@ -76,6 +78,7 @@ export async function inlineSnapshot(sql: Sql, sel: PatientSelector, filter: Eve
     (select s.n, null, null, null, null, r.res_type, r.id, r.content
      from sel s join resource r on r.rid = s.rid where s.n <= ${count} order by s.n)
     order by n`
+  })
   const head = rows[0]
   return {
     patients: head.patients,
@@ -87,12 +90,15 @@ export async function inlineSnapshot(sql: Sql, sel: PatientSelector, filter: Eve
 }
 
 /** The whole snapshot (a worker's job for large exports): total and packed list. */
-export async function snapshotList(sql: Sql, sel: PatientSelector, filter: EverythingFilter): Promise<{ patients: number; total: number; list: string }> {
-  const [row] = await sql<any[]>`
+export async function snapshotList(pool: Sql, sel: PatientSelector, filter: EverythingFilter): Promise<{ patients: number; total: number; list: string }> {
+  const [row] = await withCustomPlans(pool, (tx) => {
+    const sql = tx as unknown as Sql
+    return sql<any[]>`
     with pat as (${patients(sql, sel)}),
     ${members(sql, filter)}
     select (select count(*) from pat)::int as patients, (select count(*) from sel)::int as total,
            (select string_agg(lpad(to_hex(rid), 16, '0') || lpad(to_hex(version), 8, '0'), '' order by n) from sel) as list`
+  })
   return { patients: row.patients, total: row.total, list: row.list ?? '' }
 }
 
