@@ -274,6 +274,38 @@ describe('_text and _content', () => {
   })
 })
 
+// --- compartment -----------------------------------------------------------------------------------------
+
+describe('compartment', () => {
+  test('Patient/<id>/<type> follows exactly the parameters the compartment names, with other criteria and paging', async () => {
+    await put({ resourceType: 'Patient', id: 'cmp-p' })
+    await put({ resourceType: 'Patient', id: 'cmp-other' })
+    // Condition: patient (subject) and asserter are compartment parameters
+    await put({ resourceType: 'Condition', id: 'cmp-c1', subject: { reference: 'Patient/cmp-p' }, code: { text: 'a' } })
+    await put({ resourceType: 'Condition', id: 'cmp-c2', subject: { reference: 'Patient/cmp-other' }, asserter: { reference: 'Patient/cmp-p' } })
+    await put({ resourceType: 'Condition', id: 'cmp-c3', subject: { reference: 'Patient/cmp-other' } })
+    // Observation: subject and performer are; focus is not
+    await put({ resourceType: 'Observation', id: 'cmp-o1', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-1' }] }, subject: { reference: 'Patient/cmp-p' } })
+    await put({ resourceType: 'Observation', id: 'cmp-o2', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-2' }] }, performer: [{ reference: 'Patient/cmp-p' }] })
+    await put({ resourceType: 'Observation', id: 'cmp-o3', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-1' }] }, focus: [{ reference: 'Patient/cmp-p' }] })
+    expect(await matchKeys('/Patient/cmp-p/Condition')).toEqual(['Condition/cmp-c1', 'Condition/cmp-c2'])
+    expect(await matchKeys('/Patient/cmp-other/Condition')).toEqual(['Condition/cmp-c2', 'Condition/cmp-c3'])
+    expect(await matchKeys('/Patient/cmp-p/Observation')).toEqual(['Observation/cmp-o1', 'Observation/cmp-o2'])
+    expect(await matchKeys(`/Patient/cmp-p/Observation?code=${LOINC}|cmp-1`)).toEqual(['Observation/cmp-o1'])
+    expect(await matchKeys('/Patient/cmp-p/Patient')).toEqual(['Patient/cmp-p'])
+    // one per page, to the end
+    const seen: string[] = []
+    let page = await get('/Patient/cmp-p/Observation?_count=1')
+    for (;;) {
+      seen.push(...keys((page.entry ?? []).map((e: any) => e.resource)))
+      const next = page.link?.find((l: any) => l.relation === 'next')?.url
+      if (!next) break
+      page = await get(next.slice(next.indexOf('/fhir') + 5))
+    }
+    expect(seen).toEqual(['Observation/cmp-o1', 'Observation/cmp-o2'])
+  })
+})
+
 // --- date, number, quantity, composite ------------------------------------------------------------------
 
 describe('date', () => {

@@ -23,10 +23,7 @@ export function compartmentCriterion(compartment: string, id: string, type: stri
   const codes = compartmentParams().get(type) ?? []
   if (type === 'Patient') return { kind: 'param', def: searchParamFor('Patient', '_id')!, values: [id] }
   if (codes.length === 0) throw new AppError('invalid', `Resource type ${type} is not part of the Patient compartment`)
-  return {
-    kind: 'or',
-    any: codes.map((code) => ({ kind: 'param', def: searchParamFor(type, code)!, modifier: 'Patient', values: [id] }) as Criterion),
-  }
+  return { kind: 'compartment', compartmentType: 'Patient', id, codes }
 }
 
 /** The resource types that can be in a Patient's compartment (Patient itself excluded). */

@@ -131,6 +131,14 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
     }
     case 'or':
       return sql`(${join(sql, c.any.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` or `)})`
+    case 'compartment': {
+      // One range of the reference lookup (target_id, target_type, code, res_type, rid) per parameter,
+      // then the resource rows of those rids: an OR of one EXISTS per parameter could only be checked
+      // on every resource of the type in turn.
+      const types = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
+      return sql`${r}.rid in (select i.rid from idx_reference i
+        where i.target_id = ${c.id} and i.target_type = ${c.compartmentType} and i.code = any(${c.codes}::text[]) ${types})`
+    }
     case 'and':
       return sql`(${join(sql, c.all.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` and `)})`
     case 'not':

@@ -9,8 +9,10 @@ export type Criterion =
   | { kind: 'missing'; def: SearchParamDef; missing: boolean }
   /** `ref[:Type].chained=...`: the reference's target, of one of the branch types, matches that branch's criterion. */
   | { kind: 'chain'; def: SearchParamDef; branches: { type: string; inner: Criterion }[] }
-  /** Any of several criteria (compartment membership through several reference parameters). */
+  /** Any of several criteria (a `_filter` `or`). */
   | { kind: 'or'; any: Criterion[] }
+  /** In the compartment of `compartmentType/id`: references it through one of the reference parameters `codes`. */
+  | { kind: 'compartment'; compartmentType: string; id: string; codes: string[] }
   /** `_text` / `_content`: PostgreSQL full-text search on the narrative or on all text. */
   | { kind: 'fulltext'; field: 'narrative' | 'content'; values: string[] }
   /** `_has:Type:ref:param=...`: some `Type` referencing this resource through `ref` matches `inner`. */
