@@ -274,6 +274,49 @@ describe('_text and _content', () => {
   })
 })
 
+// --- chains ------------------------------------------------------------------------------------------------
+
+describe('chains', () => {
+  test('one to three links, several target types, typed links, AND of two chains, with other criteria and paging', async () => {
+    await put({ resourceType: 'Organization', id: 'ch-parent', name: 'Chainparent' })
+    await put({ resourceType: 'Organization', id: 'ch-a', name: 'Chainorg Alpha', partOf: { reference: 'Organization/ch-parent' } })
+    await put({ resourceType: 'Organization', id: 'ch-b', name: 'Chainorg Beta' })
+    await put({ resourceType: 'Patient', id: 'ch-p1', name: [{ family: 'Chainfam' }], managingOrganization: { reference: 'Organization/ch-a' } })
+    await put({ resourceType: 'Patient', id: 'ch-p2', name: [{ family: 'Chainfam' }], managingOrganization: { reference: 'Organization/ch-b' } })
+    await put({ resourceType: 'Patient', id: 'ch-p3', name: [{ family: 'Otherfam' }], managingOrganization: { reference: 'Organization/ch-a' } })
+    await put({ resourceType: 'Location', id: 'ch-l1', name: 'Chainfam clinic' })
+    const obs = (id: string, subject: string, code: string) =>
+      put({ resourceType: 'Observation', id, status: 'final', code: { coding: [{ system: LOINC, code }] }, subject: { reference: subject } })
+    await obs('ch-o1', 'Patient/ch-p1', 'ch-x')
+    await obs('ch-o2', 'Patient/ch-p2', 'ch-x')
+    await obs('ch-o3', 'Patient/ch-p3', 'ch-x')
+    await obs('ch-o4', 'Location/ch-l1', 'ch-x')
+    await obs('ch-o5', 'Patient/ch-p1', 'ch-y')
+    // subject is Patient | Group | Device | Location: `name` exists on Patient and Location
+    expect(await matchKeys('/Observation?subject.name=Chainfam')).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o4', 'Observation/ch-o5'])
+    expect(await matchKeys('/Observation?subject:Patient.name=Chainfam')).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o5'])
+    expect(await matchKeys('/Observation?subject:Location.name=Chainfam')).toEqual(['Observation/ch-o4'])
+    expect(await matchKeys(`/Observation?subject:Patient.name=Chainfam&code=${LOINC}|ch-x`)).toEqual(['Observation/ch-o1', 'Observation/ch-o2'])
+    expect(await matchKeys('/Observation?subject:Patient.organization.name=Chainorg Alpha')).toEqual(['Observation/ch-o1', 'Observation/ch-o3', 'Observation/ch-o5'])
+    expect(await matchKeys('/Observation?subject:Patient.organization.partof.name=Chainparent')).toEqual(['Observation/ch-o1', 'Observation/ch-o3', 'Observation/ch-o5'])
+    expect(await matchKeys('/Observation?subject:Patient.name=Chainfam&subject:Patient.organization.name=Chainorg Beta')).toEqual(['Observation/ch-o2'])
+    expect(await matchKeys('/Observation?subject:Patient.name=Nosuchfamily')).toEqual([])
+    // one per page, to the end
+    const seen: string[] = []
+    let page = await get('/Observation?subject.name=Chainfam&_count=1')
+    for (;;) {
+      seen.push(...keys((page.entry ?? []).map((e: any) => e.resource)))
+      const next = page.link?.find((l: any) => l.relation === 'next')?.url
+      if (!next) break
+      page = await get(next.slice(next.indexOf('/fhir') + 5))
+    }
+    expect(seen).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o4', 'Observation/ch-o5'])
+    // _has the other way: patients with an observation of code ch-y
+    expect(await matchKeys(`/Patient?_has:Observation:subject:code=${LOINC}|ch-y`)).toEqual(['Patient/ch-p1'])
+    expect(await matchKeys(`/Patient?_has:Observation:subject:code=${LOINC}|ch-x&name=Chainfam`)).toEqual(['Patient/ch-p1', 'Patient/ch-p2'])
+  })
+})
+
 // --- compartment -----------------------------------------------------------------------------------------
 
 describe('compartment', () => {

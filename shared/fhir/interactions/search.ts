@@ -5,7 +5,9 @@ import { AppError } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
 import { encodePageToken, type PageToken } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import { type Sql, withCustomPlans } from '../../db/client'
 import { compartmentCriterion } from '../search/compartment'
+import { needsCustomPlan } from '../search/compile'
 import { type Cursor, runSearch, type SearchMatch } from '../search/execute'
 import { parseSearch } from '../search/parse'
 import { applySubset } from '../subset'
@@ -45,7 +47,9 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
   const lenient = /handling\s*=\s*lenient/i.test(req.headers.prefer ?? '')
   const q = parseSearch(target.types, query, { defaultCount: ctx.config.defaultPageSize, maxCount: ctx.config.maxPageSize, lenient })
   if (target.compartment) q.criteria.push(compartmentCriterion(target.compartment.type, target.compartment.id, target.types[0]))
-  const page = await runSearch(ctx.repo.sql, q, ctx.baseUrl, cursor)
+  const page = needsCustomPlan(q.criteria)
+    ? await withCustomPlans(ctx.repo.sql, (tx) => runSearch(tx as unknown as Sql, q, ctx.baseUrl, cursor))
+    : await runSearch(ctx.repo.sql, q, ctx.baseUrl, cursor)
   const bundle: any = { resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'searchset' }
   if (page.total !== undefined) bundle.total = page.total
   const link = (dir: Cursor) => {
