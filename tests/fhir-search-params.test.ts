@@ -2,9 +2,9 @@
 // over HTTP; expected answers computed here from the same files. https://hl7.org/fhir/R4/search.html
 // (reference behaviour: shared/notes/hapi-behaviour.md §2.1-2.3, §2.6)
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { readJson, useTestServer } from './harness'
+import { useTestServer } from './harness'
 import { type Loaded, loadR4Examples, loadSynthea, merge, ofType } from './load-data'
-import { clearThreshold, dateMatches, getOk, hasCoding, keys, norm, numberEq } from './search-expect'
+import { clearThreshold, dateMatches, hasCoding, keys, matchKeysOf, norm, numberEq, putOk } from './search-expect'
 
 // Resources are loaded one by one in any order, as a bulk load: HAPI's advice is to turn referential
 // integrity off for that (docs/server_jpa/performance.md).
@@ -27,20 +27,9 @@ const isRef = (ref: any, type: string, id: string) => typeof ref?.reference === 
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
-const get = (path: string, headers?: Record<string, string>) => getOk(s, path, headers)
 
-/** `Type/id` of the matches (one page of up to 200; every test here expects fewer). */
-async function matchKeys(path: string): Promise<string[]> {
-  const b = await get(`${path}${path.includes('?') ? '&' : '?'}_count=200`)
-  if (b.link?.some((l: any) => l.relation === 'next')) throw new Error(`${path}: more than one page`)
-  return keys((b.entry ?? []).filter((e: any) => e.search?.mode === 'match').map((e: any) => e.resource))
-}
-
-async function put(resource: any): Promise<any> {
-  const res = await s.fhirFetch(`/${resource.resourceType}/${resource.id}`, { method: 'PUT', json: resource })
-  if (res.status !== 200 && res.status !== 201) throw new Error(`PUT ${resource.resourceType}/${resource.id}: ${res.status} ${await res.text()}`)
-  return readJson(res)
-}
+const matchKeys = (path: string) => matchKeysOf(s, path)
+const put = (resource: any) => putOk(s, resource)
 
 async function status(path: string): Promise<number> {
   const res = await s.fhirFetch(path)
@@ -210,142 +199,6 @@ describe('special parameters', () => {
     expect(await matchKeys(`/Patient?_tag=${tag.system}|${tag.code}`)).toEqual(['Patient/tag-a', 'Patient/tag-b'])
     expect(await matchKeys(`/Patient?_tag=${tag.code}`)).toEqual(['Patient/tag-a', 'Patient/tag-b'])
     expect(await matchKeys(`/Patient?family=Tagtest&_tag:not=${tag.system}|${tag.code}`)).toEqual(['Patient/tag-c', 'Patient/tag-d'])
-  })
-})
-
-// --- full text ------------------------------------------------------------------------------------------
-
-describe('_text and _content', () => {
-  // The words of a value as PostgreSQL's `simple` configuration splits them, near enough for names.
-  const words = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean)
-
-  test('_content finds the values of string elements, as HAPI indexes them; codes, ids, references, dates and the narrative are not content', async () => {
-    await put({
-      resourceType: 'Observation',
-      id: 'content-a',
-      status: 'final',
-      text: { status: 'generated', div: '<div xmlns="http://www.w3.org/1999/xhtml">Quintessence <b>narrated</b></div>' },
-      identifier: [{ system: 'http://example.org/ids', value: 'idvaluexq' }],
-      code: { coding: [{ system: 'http://example.org/codes', code: 'codexq', display: 'Zephyrine measurement' }], text: 'Zephyrine' },
-      subject: { reference: 'Patient/referencexq', display: 'Displayedxq Person' },
-      effectiveDateTime: '2019-04-05',
-      valueString: 'Xylophonic',
-      note: [{ text: 'markdownxq note' }],
-      extension: [{ url: 'http://example.org/ext', valueString: 'Extensionxq' }],
-      contained: [{ resourceType: 'Practitioner', id: 'pr1', name: [{ family: 'Containedxq' }] }],
-    })
-    for (const word of ['zephyrine', 'MEASUREMENT', 'xylophonic', 'idvaluexq', 'displayedxq', 'extensionxq', 'containedxq'])
-      expect({ word, found: await matchKeys(`/Observation?_content=${word}`) }).toEqual({ word, found: ['Observation/content-a'] })
-    // code, id, reference, date, markdown (Annotation.text) and narrative words are not content
-    for (const word of ['codexq', 'content-a', 'referencexq', '2019', 'markdownxq', 'quintessence'])
-      expect({ word, found: await matchKeys(`/Observation?_content=${word}`) }).toEqual({ word, found: [] })
-    // the narrative is _text's, and _text reads nothing else
-    expect(await matchKeys('/Observation?_text=quintessence')).toEqual(['Observation/content-a'])
-    expect(await matchKeys('/Observation?_text=narrated')).toEqual(['Observation/content-a'])
-    expect(await matchKeys('/Observation?_text=zephyrine')).toEqual([])
-    // several words are all required; a comma is OR
-    expect(await matchKeys('/Observation?_content=zephyrine xylophonic')).toEqual(['Observation/content-a'])
-    expect(await matchKeys('/Observation?_content=zephyrine nosuchwordxq')).toEqual([])
-    expect(await matchKeys('/Observation?_content=nosuchwordxq,xylophonic')).toEqual(['Observation/content-a'])
-  })
-
-  test('Patient?_content=<Synthea family name> finds the patients that carry it in a string element', async () => {
-    const patients = all('Patient')
-    const synthea = patients.filter((p) => (p.identifier ?? []).some((i: any) => String(i.system ?? '').includes('synthetichealth')))
-    expect(synthea.length).toBeGreaterThan(0)
-    const family = families(synthea[0])[0]
-    const word = words(family)[0]
-    // every string a Patient holds in its names, addresses, telecoms, identifiers, contacts and
-    // communication displays: the string elements of the R4 Patient that Synthea fills
-    const strings = (p: any): string[] => [
-      ...(p.name ?? []).flatMap((n: any) => [n.family, n.text, ...(n.given ?? []), ...(n.prefix ?? []), ...(n.suffix ?? [])]),
-      ...(p.address ?? []).flatMap((a: any) => [a.text, ...(a.line ?? []), a.city, a.district, a.state, a.postalCode, a.country]),
-      ...(p.telecom ?? []).map((t: any) => t.value),
-      ...(p.identifier ?? []).flatMap((i: any) => [i.value, i.type?.text, ...(i.type?.coding ?? []).map((c: any) => c.display)]),
-      ...(p.contact ?? []).flatMap((c: any) => [c.name?.family, ...(c.name?.given ?? [])]),
-      ...(p.maritalStatus?.coding ?? []).map((c: any) => c.display),
-      p.maritalStatus?.text,
-      ...(p.communication ?? []).flatMap((c: any) => [c.language?.text, ...(c.language?.coding ?? []).map((x: any) => x.display)]),
-      ...(p.extension ?? []).flatMap((e: any) => [e.valueString, ...(e.extension ?? []).flatMap((x: any) => [x.valueString, x.valueCoding?.display])]),
-    ].filter((v): v is string => typeof v === 'string')
-    const expected = patients.filter((p) => strings(p).some((v) => words(v).includes(word)))
-    expect(expected.length).toBeGreaterThan(0)
-    expect(await matchKeys(`/Patient?_content=${encodeURIComponent(word)}`)).toEqual(keys(expected))
-  })
-})
-
-// --- chains ------------------------------------------------------------------------------------------------
-
-describe('chains', () => {
-  test('one to three links, several target types, typed links, AND of two chains, with other criteria and paging', async () => {
-    await put({ resourceType: 'Organization', id: 'ch-parent', name: 'Chainparent' })
-    await put({ resourceType: 'Organization', id: 'ch-a', name: 'Chainorg Alpha', partOf: { reference: 'Organization/ch-parent' } })
-    await put({ resourceType: 'Organization', id: 'ch-b', name: 'Chainorg Beta' })
-    await put({ resourceType: 'Patient', id: 'ch-p1', name: [{ family: 'Chainfam' }], managingOrganization: { reference: 'Organization/ch-a' } })
-    await put({ resourceType: 'Patient', id: 'ch-p2', name: [{ family: 'Chainfam' }], managingOrganization: { reference: 'Organization/ch-b' } })
-    await put({ resourceType: 'Patient', id: 'ch-p3', name: [{ family: 'Otherfam' }], managingOrganization: { reference: 'Organization/ch-a' } })
-    await put({ resourceType: 'Location', id: 'ch-l1', name: 'Chainfam clinic' })
-    const obs = (id: string, subject: string, code: string) =>
-      put({ resourceType: 'Observation', id, status: 'final', code: { coding: [{ system: LOINC, code }] }, subject: { reference: subject } })
-    await obs('ch-o1', 'Patient/ch-p1', 'ch-x')
-    await obs('ch-o2', 'Patient/ch-p2', 'ch-x')
-    await obs('ch-o3', 'Patient/ch-p3', 'ch-x')
-    await obs('ch-o4', 'Location/ch-l1', 'ch-x')
-    await obs('ch-o5', 'Patient/ch-p1', 'ch-y')
-    // subject is Patient | Group | Device | Location: `name` exists on Patient and Location
-    expect(await matchKeys('/Observation?subject.name=Chainfam')).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o4', 'Observation/ch-o5'])
-    expect(await matchKeys('/Observation?subject:Patient.name=Chainfam')).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o5'])
-    expect(await matchKeys('/Observation?subject:Location.name=Chainfam')).toEqual(['Observation/ch-o4'])
-    expect(await matchKeys(`/Observation?subject:Patient.name=Chainfam&code=${LOINC}|ch-x`)).toEqual(['Observation/ch-o1', 'Observation/ch-o2'])
-    expect(await matchKeys('/Observation?subject:Patient.organization.name=Chainorg Alpha')).toEqual(['Observation/ch-o1', 'Observation/ch-o3', 'Observation/ch-o5'])
-    expect(await matchKeys('/Observation?subject:Patient.organization.partof.name=Chainparent')).toEqual(['Observation/ch-o1', 'Observation/ch-o3', 'Observation/ch-o5'])
-    expect(await matchKeys('/Observation?subject:Patient.name=Chainfam&subject:Patient.organization.name=Chainorg Beta')).toEqual(['Observation/ch-o2'])
-    expect(await matchKeys('/Observation?subject:Patient.name=Nosuchfamily')).toEqual([])
-    // one per page, to the end
-    const seen: string[] = []
-    let page = await get('/Observation?subject.name=Chainfam&_count=1')
-    for (;;) {
-      seen.push(...keys((page.entry ?? []).map((e: any) => e.resource)))
-      const next = page.link?.find((l: any) => l.relation === 'next')?.url
-      if (!next) break
-      page = await get(next.slice(next.indexOf('/fhir') + 5))
-    }
-    expect(seen).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o4', 'Observation/ch-o5'])
-    // _has the other way: patients with an observation of code ch-y
-    expect(await matchKeys(`/Patient?_has:Observation:subject:code=${LOINC}|ch-y`)).toEqual(['Patient/ch-p1'])
-    expect(await matchKeys(`/Patient?_has:Observation:subject:code=${LOINC}|ch-x&name=Chainfam`)).toEqual(['Patient/ch-p1', 'Patient/ch-p2'])
-  })
-})
-
-// --- compartment -----------------------------------------------------------------------------------------
-
-describe('compartment', () => {
-  test('Patient/<id>/<type> follows exactly the parameters the compartment names, with other criteria and paging', async () => {
-    await put({ resourceType: 'Patient', id: 'cmp-p' })
-    await put({ resourceType: 'Patient', id: 'cmp-other' })
-    // Condition: patient (subject) and asserter are compartment parameters
-    await put({ resourceType: 'Condition', id: 'cmp-c1', subject: { reference: 'Patient/cmp-p' }, code: { text: 'a' } })
-    await put({ resourceType: 'Condition', id: 'cmp-c2', subject: { reference: 'Patient/cmp-other' }, asserter: { reference: 'Patient/cmp-p' } })
-    await put({ resourceType: 'Condition', id: 'cmp-c3', subject: { reference: 'Patient/cmp-other' } })
-    // Observation: subject and performer are; focus is not
-    await put({ resourceType: 'Observation', id: 'cmp-o1', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-1' }] }, subject: { reference: 'Patient/cmp-p' } })
-    await put({ resourceType: 'Observation', id: 'cmp-o2', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-2' }] }, performer: [{ reference: 'Patient/cmp-p' }] })
-    await put({ resourceType: 'Observation', id: 'cmp-o3', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-1' }] }, focus: [{ reference: 'Patient/cmp-p' }] })
-    expect(await matchKeys('/Patient/cmp-p/Condition')).toEqual(['Condition/cmp-c1', 'Condition/cmp-c2'])
-    expect(await matchKeys('/Patient/cmp-other/Condition')).toEqual(['Condition/cmp-c2', 'Condition/cmp-c3'])
-    expect(await matchKeys('/Patient/cmp-p/Observation')).toEqual(['Observation/cmp-o1', 'Observation/cmp-o2'])
-    expect(await matchKeys(`/Patient/cmp-p/Observation?code=${LOINC}|cmp-1`)).toEqual(['Observation/cmp-o1'])
-    expect(await matchKeys('/Patient/cmp-p/Patient')).toEqual(['Patient/cmp-p'])
-    // one per page, to the end
-    const seen: string[] = []
-    let page = await get('/Patient/cmp-p/Observation?_count=1')
-    for (;;) {
-      seen.push(...keys((page.entry ?? []).map((e: any) => e.resource)))
-      const next = page.link?.find((l: any) => l.relation === 'next')?.url
-      if (!next) break
-      page = await get(next.slice(next.indexOf('/fhir') + 5))
-    }
-    expect(seen).toEqual(['Observation/cmp-o1', 'Observation/cmp-o2'])
   })
 })
 

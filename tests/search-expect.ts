@@ -17,6 +17,31 @@ export async function getOk(s: TestServer, path: string, headers: Record<string,
   return readJson(res)
 }
 
+/** `Type/id` of the matches, sorted: one page of up to 200 (more is an error of the test). */
+export async function matchKeysOf(s: TestServer, path: string): Promise<string[]> {
+  const b = await getOk(s, `${path}${path.includes('?') ? '&' : '?'}_count=200`)
+  if (b.link?.some((l: any) => l.relation === 'next')) throw new Error(`${path}: more than one page`)
+  return keys((b.entry ?? []).filter((e: any) => e.search?.mode === 'match').map((e: any) => e.resource))
+}
+
+/** `Type/id` of the matches in the order served, following `next` links to the end. */
+export async function pagedMatchKeys(s: TestServer, path: string): Promise<string[]> {
+  const out: string[] = []
+  for (let next: string | undefined = path; next; ) {
+    const b = await getOk(s, next)
+    out.push(...(b.entry ?? []).filter((e: any) => e.search?.mode === 'match').map((e: any) => `${e.resource.resourceType}/${e.resource.id}`))
+    next = linkPath(b, 'next')
+  }
+  return out
+}
+
+/** PUT of a resource at its id that must answer 200 or 201; the JSON body. */
+export async function putOk(s: TestServer, resource: any): Promise<any> {
+  const res = await s.fhirFetch(`/${resource.resourceType}/${resource.id}`, { method: 'PUT', json: resource })
+  if (res.status !== 200 && res.status !== 201) throw new Error(`PUT ${resource.resourceType}/${resource.id}: ${res.status} ${await res.text()}`)
+  return readJson(res)
+}
+
 /** A link of the bundle as a path under /fhir. */
 export function linkPath(bundle: any, relation: string): string | undefined {
   const url = bundle.link?.find((l: any) => l.relation === relation)?.url
