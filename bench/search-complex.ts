@@ -2,21 +2,15 @@
 // ranges, :not, sorts, on the Synthea data loaded `copies` times (default 10). Sequential requests, 20
 // timed per query after 5 of warm-up; prints p50 and max.
 // Usage: bun run bench/search-complex.ts [copies]   (BENCH_DB=<db> reuses a loaded database)
-import { loadConfig } from '../shared/config'
 import { createSql } from '../shared/db/client'
-import { loadSynthea } from './load-synthea'
+import { ensureSynthea } from './load-synthea'
 import { BENCH_KEY, startBenchServer } from './server'
 
 const copies = Number(process.argv[2] ?? 10)
 const server = await startBenchServer(18085)
 const sql = createSql(server.databaseUrl, { max: 2 })
 try {
-  const [{ loaded }] = await sql<{ loaded: number }[]>`select count(*)::int as loaded from resource`
-  if (loaded === 0) {
-    const n = await loadSynthea(sql, loadConfig({ DATABASE_URL: server.databaseUrl }), copies)
-    await sql`analyze`
-    console.log(`loaded ${n} resources`)
-  } else console.log(`reusing ${loaded} resources in ${server.databaseUrl}`)
+  await ensureSynthea(sql, server.databaseUrl, copies)
   const families = (await sql<{ f: string }[]>`select value_exact as f from idx_string where code = 'family' and res_type = 'Patient' limit 20`).map((r) => r.f)
   const patients = (await sql<{ id: string }[]>`select id from resource where res_type = 'Patient' limit 20`).map((r) => r.id)
   const queries: [string, (i: number) => string][] = [

@@ -1,9 +1,8 @@
 // Search benchmark on the Synthea data loaded `copies` times (default 10, ~135,000 resources).
 // Usage: bun run bench/search.ts [copies] [seconds]
-import { loadConfig } from '../shared/config'
 import { createSql } from '../shared/db/client'
 import { BENCH_KEY, cpuMeter, startBenchServer, wrk } from './server'
-import { loadSynthea } from './load-synthea'
+import { ensureSynthea } from './load-synthea'
 import { pathsScript } from './workload'
 
 const copies = Number(process.argv[2] ?? 10)
@@ -11,14 +10,7 @@ const seconds = Number(process.argv[3] ?? 10)
 const server = await startBenchServer(18081)
 const sql = createSql(server.databaseUrl, { max: 4 })
 try {
-  const [{ loaded }] = await sql<{ loaded: number }[]>`select count(*)::int as loaded from resource`
-  if (loaded === 0) {
-    const t0 = performance.now()
-    const n = await loadSynthea(sql, loadConfig({ DATABASE_URL: server.databaseUrl }), copies)
-    const loadS = (performance.now() - t0) / 1000
-    console.log(`loaded ${n} resources in ${loadS.toFixed(1)} s (${Math.round(n / loadS)} resources/s, direct set-wise writes with indexes)`)
-    await sql`analyze`
-  } else console.log(`reusing ${loaded} resources in ${server.databaseUrl}`)
+  await ensureSynthea(sql, server.databaseUrl, copies)
   const patients = await sql<{ id: string; family: string }[]>`
     select r.id, s.value_exact as family from resource r join idx_string s on s.rid = r.rid and s.code = 'family'
     where r.res_type = 'Patient' limit 200`
