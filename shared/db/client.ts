@@ -38,9 +38,9 @@ export async function ensureDatabase(url: string): Promise<void> {
  * For rare, complex statements whose generic plan is much slower: $everything's snapshot took 26 ms
  * on its generic plan against 14 ms on a custom one (bench/everything.ts).
  */
-export function withCustomPlans<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>): Promise<T> {
+export function withCustomPlans<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
   return sql.begin(async (tx) => {
     await tx`set local plan_cache_mode = force_custom_plan`
-    return fn(tx)
+    return fn(tx as unknown as Sql)
   }) as Promise<T>
 }

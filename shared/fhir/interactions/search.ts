@@ -5,7 +5,7 @@ import { AppError } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
 import { encodePageToken, type PageToken } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
-import { type Sql, withCustomPlans } from '../../db/client'
+import { withCustomPlans } from '../../db/client'
 import { compartmentCriterion } from '../search/compartment'
 import { needsCustomPlan } from '../search/compile'
 import { type Cursor, runSearch, type SearchMatch } from '../search/execute'
@@ -48,7 +48,7 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
   const q = parseSearch(target.types, query, { defaultCount: ctx.config.defaultPageSize, maxCount: ctx.config.maxPageSize, lenient })
   if (target.compartment) q.criteria.push(compartmentCriterion(target.compartment.type, target.compartment.id, target.types[0]))
   const page = needsCustomPlan(q.criteria)
-    ? await withCustomPlans(ctx.repo.sql, (tx) => runSearch(tx as unknown as Sql, q, ctx.baseUrl, cursor))
+    ? await withCustomPlans(ctx.repo.sql, (tx) => runSearch(tx, q, ctx.baseUrl, cursor))
     : await runSearch(ctx.repo.sql, q, ctx.baseUrl, cursor)
   const bundle: any = { resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'searchset' }
   if (page.total !== undefined) bundle.total = page.total

@@ -30,10 +30,10 @@ export function narrativeText(resource: any): string {
 
 /**
  * The text `_content` searches, as HAPI FHIR indexes it: every value of an element of the `string`
- * data type, wherever it sits (names, addresses, displays, CodeableConcept.text, comments, extension
- * values, contained resources). Codes, ids, references, uris, dates, markdown, base64 data and the
- * narrative are not part of it (the narrative is `_text`'s). Distinct values, space-separated: a repeated value (a
- * code's display and its text) is written once, as its lexemes are the same.
+ * data type, wherever it sits (names, addresses, displays, CodeableConcept.text, identifier values,
+ * extension values, contained resources). Codes, ids, references, uris, dates, markdown, base64 data
+ * and the narrative (`_text`'s) are not part of it. Distinct values, space-separated: a repeated value
+ * (a code's display and its text) is written once, as its lexemes are the same.
  */
 export function contentText(resource: any): string {
   const out = new Set<string>()
