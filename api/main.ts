@@ -29,8 +29,9 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   const repo = await createRepo(rt.sql, config, redis && sub ? { pub: redis, sub } : undefined)
   const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
   const events = rt.redis('subscriber')
+  const blobs = rt.blobs()
   if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
-  const jobs = redis && events ? redisJobs(redis, events, config.queuePrefix) : inProcessJobs(runner as InProcessRunner)
+  const jobs = redis && events && blobs ? redisJobs(redis, events, config.queuePrefix, blobs) : inProcessJobs(runner as InProcessRunner)
   const app = await createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret: await loadServerSecret(rt.sql) })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   const port = app.server?.port ?? config.port

@@ -55,9 +55,13 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
       peak.api = Math.max(peak.api, rssMb(server.pid))
       peak.worker = Math.max(peak.worker, rssMb(worker.pid))
     }, 20)
+    const th = (pid: number) => Object.fromEntries(Bun.spawnSync(['/tmp/exp/threads.sh', String(pid)]).stdout.toString().trim().split('\n').map((l) => l.split(/\s+/)).map((f) => [f[0], Number(f[2]) + Number(f[4])]))
+    const th0 = { w: th(worker.pid), a: th(server.pid) }
     const cpu = cpuMeter({ API: server.pid, worker: worker.pid })
     const report = await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients, onProgress: stderrProgress() })
     clearInterval(sampler)
+    const th1 = { w: th(worker.pid), a: th(server.pid) }
+    for (const k of ['w', 'a'] as const) console.error(k, Object.entries(th1[k]).map(([n, v]) => `${n} ${Math.round(((v - (th0[k][n] ?? 0)) * 1e4) / report.resources)}`).join(', '))
     const hwm = { api: peakMb(server.pid), worker: peakMb(worker.pid) }
     if (hwm.api > idlePeak.api) peak.api = Math.max(peak.api, hwm.api) // a peak between two samples
     if (hwm.worker > idlePeak.worker) peak.worker = Math.max(peak.worker, hwm.worker)

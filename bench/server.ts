@@ -63,7 +63,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
 /** BENCH_PROFILE=<dir>: the process writes its CPU profile (markdown) to <dir>/<role> when it stops. */
 export function profileArgs(role: string): string[] {
   const dir = process.env.BENCH_PROFILE
-  return dir ? ['--cpu-prof-md', `--cpu-prof-dir=${dir}/${role}`] : []
+  return dir ? [process.env.BENCH_PROFILE_JSON ? '--cpu-prof' : '--cpu-prof-md', `--cpu-prof-dir=${dir}/${role}`] : []
 }
 
 /** Runs wrk and returns requests/s and latency percentiles (ms). */
@@ -121,30 +121,32 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** CPU seconds used so far by every PostgreSQL server process. */
-function postgresCpuSeconds(): number {
+/** CPU seconds used so far by every process whose name is `name` (PostgreSQL's server processes, Redis). */
+function cpuSecondsOf(name: string): number {
   let total = 0
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue
     try {
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      if (stat.includes('(postgres)')) total += cpuSeconds(Number(d))
+      if (stat.includes(`(${name})`)) total += cpuSeconds(Number(d))
     } catch {}
   }
   return total
 }
 
 /**
- * Starts counting CPU time of the given processes and of PostgreSQL; `perUnit(n)` then says how many
+ * Starts counting CPU time of the given processes and of PostgreSQL and Redis; `perUnit(n)` then says how many
  * microseconds each used per unit of work (request, resource) since the start.
  */
 export function cpuMeter(pids: Record<string, number>): { perUnit(units: number): string } {
   const start = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
-  const pg0 = postgresCpuSeconds()
+  const pg0 = cpuSecondsOf('postgres')
+  const redis0 = cpuSecondsOf('redis-server')
   return {
     perUnit(units) {
       const parts = Object.entries(pids).map(([name, pid]) => `${name} ${Math.round(((cpuSeconds(pid) - start[name]) * 1e6) / units)}`)
-      parts.push(`PostgreSQL ${Math.round(((postgresCpuSeconds() - pg0) * 1e6) / units)}`)
+      parts.push(`PostgreSQL ${Math.round(((cpuSecondsOf('postgres') - pg0) * 1e6) / units)}`)
+      parts.push(`Redis ${Math.round(((cpuSecondsOf('redis-server') - redis0) * 1e6) / units)}`)
       return `CPU µs each: ${parts.join(', ')}`
     },
   }

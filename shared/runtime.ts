@@ -5,6 +5,7 @@ import { createSql, ensureDatabase, type Sql } from './db/client'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded'
 import { migrate } from './db/migrate'
 import { log, setLogLevel } from './log'
+import { BlobStore } from './jobs/blobs'
 import { createRedis, type Redis } from './redis'
 
 export interface Runtime {
@@ -12,6 +13,8 @@ export interface Runtime {
   sql: Sql
   /** A Redis connection for a role; undefined when no REDIS_URL is configured (jobs run in process). */
   redis(role: 'producer' | 'worker' | 'subscriber'): Redis | undefined
+  /** The store of jobs' large texts (blobs.ts); undefined without REDIS_URL. */
+  blobs(): BlobStore | undefined
   close(): Promise<void>
 }
 
@@ -44,6 +47,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   const applied = await migrate(sql)
   if (applied.length) log.info('migrations applied', { applied })
   const connections = new Map<string, Redis>()
+  let blobs: BlobStore | undefined
   return {
     config,
     sql,
@@ -53,9 +57,14 @@ export async function openRuntime(config: Config): Promise<Runtime> {
       if (!r) connections.set(role, (r = createRedis(config.redisUrl, role === 'producer' ? 'producer' : 'worker')))
       return r
     },
+    blobs() {
+      if (config.redisUrl) blobs ??= new BlobStore(config.redisUrl, config.queuePrefix)
+      return blobs
+    },
     async close() {
       await sql.end({ timeout: 5 })
       for (const r of connections.values()) r.disconnect()
+      blobs?.close()
       await embedded?.stop()
     },
   }

@@ -1,5 +1,6 @@
 // A transaction Bundle travels to the worker beside its job, as its own Redis key (shared/jobs/blobs.ts),
-// not inside the job's JSON data; the key goes once the job is finished.
+// not inside the job's JSON data; the key goes once the job is finished. The response Bundle comes back
+// the same way: BullMQ keeps a pointer, the text has its own key for as long as the job is kept.
 import { afterAll, describe, expect, test } from 'bun:test'
 import IORedis from 'ioredis'
 import { useTestServer } from './harness'
@@ -24,7 +25,7 @@ async function finished(statusUrl: string): Promise<Response> {
 }
 
 describe('transaction bundle job payload', () => {
-  test('the Bundle is not in the job data, and its key is gone when the job completes', async () => {
+  test('the Bundle is not in the job data, and its key is gone when the job completes; the response is beside the job', async () => {
     const res = await s.fhirFetch('', { method: 'POST', json: bundle('Blobfamily'), headers: { prefer: 'respond-async' } })
     expect(res.status).toBe(202)
     const statusUrl = res.headers.get('content-location') as string
@@ -41,13 +42,32 @@ describe('transaction bundle job payload', () => {
     let left: string[] = []
     for (let i = 0; i < 40; i++) {
       left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:${jobId}:*`)
-      if (left.length === 0) break
+      if (left.length === 1) break
       await Bun.sleep(25)
     }
-    expect(left).toEqual([])
+    const resultKey = `${s.config.queuePrefix}:transaction-bundle:blob:${jobId}:result`
+    expect(left).toEqual([resultKey])
+    // BullMQ holds a pointer; the response Bundle is the key's text, kept as long as the job (an hour)
+    const returned = await redis.hget(`${s.config.queuePrefix}:transaction-bundle:${jobId}`, 'returnvalue')
+    expect(JSON.parse(returned as string)).toEqual({ __result: true })
+    expect(JSON.parse((await redis.get(resultKey)) as string).type).toBe('transaction-response')
+    const ttl = await redis.ttl(resultKey)
+    expect(ttl > 3500 && ttl <= 3600).toBe(true)
+    // the status URL serves it again, from any node
+    expect(((await (await s.fhirFetch(statusUrl.slice(s.fhir.length))).json()) as any).entry[0].response.status).toBe('201 Created')
   })
 
-  test('a Bundle that fails on the worker reports its error and leaves no key behind', async () => {
+  test('a synchronous transaction answers with the response text kept beside its job', async () => {
+    const res = await s.fhirFetch('', { method: 'POST', json: bundle('Blobsync') })
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as any
+    expect(body.entry[0].response.status).toBe('201 Created')
+    const keys = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:*:result`)
+    const texts = await Promise.all(keys.map((k) => redis.get(k)))
+    expect(texts.filter((t) => t?.includes(body.entry[0].response.location))).toHaveLength(1)
+  })
+
+  test('a Bundle that fails on the worker reports its error and leaves no payload key behind', async () => {
     const bad = {
       resourceType: 'Bundle',
       type: 'transaction',
@@ -58,7 +78,7 @@ describe('transaction bundle job payload', () => {
     expect(JSON.stringify(await res.json())).toContain('HAPI-1094')
     let left: string[] = []
     for (let i = 0; i < 40; i++) {
-      left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:*`)
+      left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:*:body`)
       if (left.length === 0) break
       await Bun.sleep(25)
     }

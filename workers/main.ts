@@ -5,7 +5,7 @@ import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { createRepo } from '../shared/fhir/store'
-import { dropBlobs, restoreBlobs } from '../shared/jobs/blobs'
+import { dropBlobs, restoreBlobs, stashResult } from '../shared/jobs/blobs'
 import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
 import { log } from '../shared/log'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
@@ -27,14 +27,15 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
   const sub = rt.redis('subscriber')
   const repo = await createRepo(rt.sql, config, pub && sub ? { pub, sub } : undefined)
   const connection = rt.redis('worker')
+  const blobs = rt.blobs()
   // Processors enqueue through the same Jobs the API uses; in process, through the runner below.
   let runner: InProcessRunner = async () => {
     throw new Error('job runner not ready')
   }
-  const jobs = pub && sub ? redisJobs(pub, sub, config.queuePrefix) : inProcessJobs((def, data, progress) => runner(def, data, progress))
+  const jobs = pub && sub && blobs ? redisJobs(pub, sub, config.queuePrefix, blobs) : inProcessJobs((def, data, progress) => runner(def, data, progress))
   const regs = registrations({ repo, sql: rt.sql, config, secret: await loadServerSecret(rt.sql), jobs, redis: pub })
   runner = inProcessRunner(regs)
-  if (!connection) {
+  if (!connection || !blobs) {
     const timers = regs.filter((r) => r.every).map((r) => setInterval(() => void jobs.enqueue(r.definition, r.every?.data as never).catch(() => {}), r.every?.ms))
     log.info('no REDIS_URL: jobs run in process')
     return {
@@ -50,13 +51,15 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
     (r) =>
       new Worker(
         r.definition.name,
-        async (job) =>
-          r.process(await restoreBlobs(connection, config.queuePrefix, r.definition, job.id as string, job.data), {
+        async (job) => {
+          const result = await r.process(await restoreBlobs(blobs, r.definition, job.id as string, job.data), {
             id: job.id as string,
             progress: (p) => void job.updateProgress(p),
             attempt: job.attemptsMade + 1,
             maxAttempts: job.opts.attempts ?? 1,
-          }),
+          })
+          return stashResult(blobs, r.definition, job.id as string, result)
+        },
         {
           connection,
           prefix: config.queuePrefix,
@@ -70,7 +73,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
     const def = regs[i].definition
     // Stashed payload fields go once the job is done for good: not from the processor, since a worker
     // that dies after the commit but before the job is marked completed retries with the payload.
-    const drop = (job: { id?: string; data: unknown }) => void dropBlobs(connection, config.queuePrefix, def, job.id as string, job.data).catch(() => {})
+    const drop = (job: { id?: string; data: unknown }) => void dropBlobs(blobs, def, job.id as string, job.data).catch(() => {})
     w.on('completed', drop)
     w.on('failed', (job, err) => {
       log.warn('job failed', { queue: w.name, id: job?.id, err: err.message.slice(0, 500) })

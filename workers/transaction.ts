@@ -1,10 +1,11 @@
-// The transaction-bundle processor: the same processBundle the API would run, on a worker. Input that
-// will never work (4xx) fails at once; other errors are retried, and a transaction already committed by
+// The transaction-bundle processor: the Bundle's JSON text parsed and checked (the API node forwards it
+// unread), run by processBundle, and the response Bundle returned as JSON text. Input that will never
+// work (4xx) fails at once; other errors are retried, and a transaction already committed by
 // an earlier attempt is recognised by its job id and not applied again.
 import { UnrecoverableError } from 'bullmq'
 import type { Config } from '../shared/config'
 import { processBundle } from '../shared/fhir/bundle/process'
-import { parseFhirJson } from '../shared/fhir/format/json'
+import { parseFhirJsonBody } from '../shared/fhir/format/json'
 import { errorOutcome, toAppError } from '../shared/fhir/outcome'
 import type { Repo } from '../shared/fhir/repo/repo'
 import { checkPayload } from '../shared/jobs/definition'
@@ -17,7 +18,7 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
     const ctx = { repo, config, baseUrl: payload.baseUrl, secret }
     let last = 0
     try {
-      const res = await processBundle(ctx, parseFhirJson(payload.body), {
+      const res = await processBundle(ctx, parseFhirJsonBody(payload.body), {
         prefer: payload.prefer,
         maxEntries: config.maxBundleEntries,
         jobId: job.id,
@@ -29,7 +30,7 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
           }
         },
       })
-      return res.resource
+      return JSON.stringify(res.resource) // the response Bundle, kept beside the job (blobs.ts)
     } catch (err) {
       const e = toAppError(err)
       const failure = JSON.stringify({ status: e.status, message: e.message, outcome: errorOutcome(e) })

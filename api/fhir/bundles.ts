@@ -1,5 +1,5 @@
-// POST [base] with a transaction or batch Bundle: checked here, processed by a worker. The API waits for
-// the result, or with `Prefer: respond-async` answers 202 with a status URL that any node can serve:
+// POST [base] with a transaction or batch Bundle, processed by a worker. The API waits for the result
+// (the response Bundle's JSON text, sent on as is), or with `Prefer: respond-async` answers 202 with a status URL that any node can serve:
 // 202 with progress while running, then the response Bundle (or the error).
 // https://hl7.org/fhir/R4/async.html
 import { readBundle } from '../../shared/fhir/bundle/entries'
@@ -7,11 +7,12 @@ import type { FhirContext, FhirRequest, FhirResponse } from '../../shared/fhir/r
 import { AppError } from '../../shared/errors'
 import { failureOf, type Jobs } from '../../shared/jobs/queues'
 import { TransactionBundleJob } from '../../shared/jobs/transaction-bundle'
+import { bodyFormat, parseAs } from './negotiate'
 
 export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Jobs): Promise<FhirResponse> {
-  readBundle(req.body, ctx.config.maxBundleEntries) // 400/413 before anything is queued
-  const data = { body: req.jsonText ?? JSON.stringify(req.body), prefer: req.headers.prefer, baseUrl: ctx.baseUrl }
-  if (/respond-async/i.test(req.headers.prefer ?? '')) {
+  const respondAsync = /respond-async/i.test(req.headers.prefer ?? '')
+  const data = { body: bundleJson(req, ctx, respondAsync), prefer: req.headers.prefer, baseUrl: ctx.baseUrl }
+  if (respondAsync) {
     const id = await jobs.enqueue(TransactionBundleJob, data)
     return {
       status: 202,
@@ -20,10 +21,25 @@ export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Job
     }
   }
   try {
-    return { status: 200, resource: await jobs.run(TransactionBundleJob, data) }
+    return { status: 200, text: (await jobs.run(TransactionBundleJob, data)) as string }
   } catch (err) {
     return failed(failureOf(err))
   }
+}
+
+/**
+ * The Bundle as JSON text for the worker. JSON goes on as received: the worker parses it (with decimals
+ * kept as written) and checks it, and for a synchronous request its 400 or 413 is this request's answer,
+ * so the API node does not parse megabytes a second time. An asynchronous request is checked here first,
+ * so that a bad Bundle is refused at once rather than at its status URL; XML is read into JSON here.
+ */
+function bundleJson(req: FhirRequest, ctx: FhirContext, respondAsync: boolean): string {
+  const text = req.bodyText ?? ''
+  const kind = bodyFormat(text, req.headers.contentType ?? null)
+  if (kind === 'json' && !respondAsync) return text
+  const body = kind === undefined ? undefined : parseAs(kind, text, true)
+  readBundle(body, ctx.config.maxBundleEntries) // 400/413 before anything is queued
+  return kind === 'xml' ? JSON.stringify(body) : text
 }
 
 /** GET [base]/$bundle-status?_jobId=... */
@@ -32,7 +48,10 @@ export async function bundleStatus(req: FhirRequest, ctx: FhirContext, jobs: Job
   if (!id) throw new AppError('invalid', 'Missing _jobId parameter')
   const s = await jobs.status(TransactionBundleJob, id)
   if (!s) throw new AppError('not-found', `Job ${id} is not known (finished jobs are kept for an hour)`)
-  if (s.state === 'completed') return { status: 200, resource: s.result }
+  if (s.state === 'completed') {
+    if (typeof s.result !== 'string') throw new AppError('not-found', `The result of job ${id} is no longer kept`)
+    return { status: 200, text: s.result }
+  }
   if (s.state === 'failed') return failed(s.error ?? { status: 500, message: 'job failed' })
   const progress = s.progress ? `${s.progress.done} of ${s.progress.total} entries` : s.state
   return {

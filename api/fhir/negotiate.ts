@@ -2,7 +2,7 @@
 // Content-Type, JSON by default. https://hl7.org/fhir/R4/http.html#mime-type
 import { AppError } from '../../shared/errors'
 import { parseFhirXml } from '../../shared/fhir/format/xml-parse'
-import { parseFhirJson } from '../../shared/fhir/format/json'
+import { jsonSyntaxError, parseFhirJsonBody } from '../../shared/fhir/format/json'
 
 export type Format = 'json' | 'xml'
 
@@ -47,22 +47,36 @@ export function wantsPretty(prettyParam: string | null, accept: string | null, d
   return dflt
 }
 
+/** Parses a request body by its Content-Type (sniffing JSON or XML when there is none). */
+export function parseBody(text: string, contentType: string | null): unknown {
+  const kind = bodyFormat(text, contentType)
+  return kind === undefined ? undefined : parseAs(kind, text)
+}
+
 /**
- * Parses a request body by its Content-Type (sniffing JSON or XML when there is none). With
- * `textForwarded`, JSON is parsed without keeping decimals as written: the caller only checks the
- * structure and hands the text itself on (a Bundle for the workers), so the scan for such numbers, about
- * as costly as the parse, is skipped.
+ * The format of a request body by its Content-Type, sniffed when there is none; undefined when the body
+ * is empty. Throws 415 for a Content-Type that is not FHIR's.
  */
-export function parseBody(text: string, contentType: string | null, textForwarded = false): unknown {
+export function bodyFormat(text: string, contentType: string | null): Format | undefined {
   if (text.trim() === '') return undefined
   const mime = (contentType ?? '').split(';')[0].trim().toLowerCase()
   const kind = mime ? bodyKind(mime) : text.trimStart().startsWith('<') ? 'xml' : 'json'
   if (!kind) throw new AppError('unsupported', `HAPI-0446: Incorrect Content-Type header value of "${contentType}" was provided in the request. A FHIR Content-Type is required`)
+  return kind
+}
+
+/**
+ * A body of a known format, parsed. With `textForwarded`, JSON is parsed without keeping decimals as
+ * written: the caller only checks the structure and hands the text itself on (a Bundle for the workers),
+ * so the scan for such numbers, about as costly as the parse, is skipped.
+ */
+export function parseAs(kind: Format, text: string, textForwarded = false): unknown {
   if (kind === 'xml') return parseFhirXml(text)
+  if (!textForwarded) return parseFhirJsonBody(text)
   try {
-    return textForwarded ? JSON.parse(text) : parseFhirJson(text)
+    return JSON.parse(text)
   } catch (err) {
-    throw new AppError('invalid', `HAPI-1861: Failed to parse JSON encoded FHIR content: ${(err as Error).message}`)
+    throw jsonSyntaxError(err)
   }
 }
 

@@ -73,11 +73,10 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
       // POST [type]/_search: form parameters join the query string's. https://hl7.org/fhir/R4/http.html#search
       if (path[path.length - 1] === '_search' && /^application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
         for (const [k, v] of new URLSearchParams(text)) query.append(k, v)
+      } else if (path.length === 0 && req.method === 'POST') {
+        req.bodyText = text // a Bundle for a worker: bundles.ts reads it
       } else {
-        // A Bundle posted to the base goes to a worker as its JSON text (bundles.ts), parsed there.
-        const bundleText = path.length === 0 && req.method === 'POST'
-        req.body = parseBody(text, request.headers.get('content-type'), bundleText)
-        if (req.body !== undefined && text.trimStart().startsWith('{')) req.jsonText = text
+        req.body = parseBody(text, request.headers.get('content-type'))
       }
     }
     const res =

@@ -22,8 +22,8 @@ export interface FhirRequest {
   }
   /** Parsed body: a resource, or for JSON Patch an array of operations. */
   body?: unknown
-  /** The body as received when it was JSON (a queued Bundle is passed on as is, not re-serialised). */
-  jsonText?: string
+  /** The body as received, unparsed: a Bundle posted to the base, which a worker parses (api/fhir/bundles.ts). */
+  bodyText?: string
 }
 
 export interface FhirResponse {

@@ -11,12 +11,20 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   options: JobsOptions
   /** Top-level text fields that can be large: kept beside the job in Redis, not in its data (blobs.ts). */
   blobs?: readonly string[]
+  /** The processor returns text (JSON) that is kept beside the job too, BullMQ holding a pointer (blobs.ts). */
+  resultBlob?: boolean
 }
 
 export type PayloadOf<D> = D extends JobDefinition<infer S> ? Static<S> : never
 
-export function defineJob<S extends TSchema>(name: string, payload: S, options: JobsOptions = {}, blobs?: readonly (keyof Static<S> & string)[]): JobDefinition<S> {
-  return { name, payload, options: { removeOnComplete: 1000, removeOnFail: 5000, ...options }, ...(blobs ? { blobs } : {}) }
+export function defineJob<S extends TSchema>(
+  name: string,
+  payload: S,
+  options: JobsOptions = {},
+  blobs?: readonly (keyof Static<S> & string)[],
+  resultBlob?: boolean,
+): JobDefinition<S> {
+  return { name, payload, options: { removeOnComplete: 1000, removeOnFail: 5000, ...options }, ...(blobs ? { blobs } : {}), ...(resultBlob ? { resultBlob } : {}) }
 }
 
 /** Checks a payload against its definition (on enqueue and again on the worker). */

@@ -4,7 +4,7 @@
 import { Queue, QueueEvents } from 'bullmq'
 import { log } from '../log'
 import type { Redis } from '../redis'
-import { stashBlobs } from './blobs'
+import { type BlobStore, restoreResult, stashBlobs } from './blobs'
 import { checkPayload, type JobDefinition, type PayloadOf } from './definition'
 import type { JobProgress, JobStatus } from './progress'
 
@@ -23,8 +23,11 @@ export interface Jobs {
   close(): Promise<void>
 }
 
-/** BullMQ queues on Redis. `events` is a dedicated connection (QueueEvents blocks on it). */
-export function redisJobs(connection: Redis, events: Redis, prefix: string): Jobs {
+/**
+ * BullMQ queues on Redis. `events` is a dedicated connection (QueueEvents blocks on it); `blobs` holds
+ * the large texts of jobs beside them (blobs.ts).
+ */
+export function redisJobs(connection: Redis, events: Redis, prefix: string, blobs: BlobStore): Jobs {
   const queues = new Map<string, Queue>()
   const listeners = new Map<string, QueueEvents>()
   const queue = (def: JobDefinition) => {
@@ -45,14 +48,14 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
     // exactly-once ledger (bundle_job) would then take a new job for an old one.
     async enqueue(def, data, opts) {
       const jobId = opts?.jobId ?? crypto.randomUUID()
-      const job = await queue(def).add(def.name, await stashBlobs(connection, prefix, def, jobId, checkPayload(def, data)), { jobId })
+      const job = await queue(def).add(def.name, await stashBlobs(blobs, def, jobId, checkPayload(def, data)), { jobId })
       return job.id as string
     },
     async run(def, data) {
       const events = await queueEvents(def)
       const jobId = crypto.randomUUID()
-      const job = await queue(def).add(def.name, await stashBlobs(connection, prefix, def, jobId, checkPayload(def, data)), { jobId })
-      return job.waitUntilFinished(events)
+      const job = await queue(def).add(def.name, await stashBlobs(blobs, def, jobId, checkPayload(def, data)), { jobId })
+      return restoreResult(blobs, def, jobId, await job.waitUntilFinished(events))
     },
     async status(def, id) {
       // The state first, then the job: read the other way round, a job finishing in between would look
@@ -62,7 +65,7 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string): Job
       const job = await queue(def).getJob(id)
       if (!job) return undefined
       const progress = typeof job.progress === 'object' ? (job.progress as unknown as JobProgress) : undefined
-      if (state === 'completed') return { id, state: 'completed', progress, result: job.returnvalue }
+      if (state === 'completed') return { id, state: 'completed', progress, result: await restoreResult(blobs, def, id, job.returnvalue) }
       if (state === 'failed') return { id, state: 'failed', progress, error: parseFailure(job.failedReason) }
       return { id, state: state === 'active' ? 'running' : 'queued', progress }
     },

@@ -14,4 +14,5 @@ export const TransactionBundleJob = defineJob(
   // A worker that dies mid-bundle leaves nothing written (one database transaction); the job is retried.
   { attempts: 3, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } },
   ['body'],
+  true, // the response Bundle, as JSON text
 )

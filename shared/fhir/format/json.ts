@@ -11,6 +11,8 @@ declare global {
   }
 }
 
+import { AppError } from '../../errors'
+
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
 
 /**
@@ -19,6 +21,20 @@ const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
  */
 export function parseFhirJson(text: string): any {
   return needsReviver(text) ? JSON.parse(text, keepDecimal) : JSON.parse(text)
+}
+
+/** parseFhirJson of a request body: a text that is not JSON is HAPI's 400. */
+export function parseFhirJsonBody(text: string): any {
+  try {
+    return parseFhirJson(text)
+  } catch (err) {
+    throw jsonSyntaxError(err)
+  }
+}
+
+/** HAPI's 400 for a body that is not JSON. */
+export function jsonSyntaxError(err: unknown): AppError {
+  return new AppError('invalid', `HAPI-1861: Failed to parse JSON encoded FHIR content: ${(err as Error).message}`)
 }
 
 // A candidate number token: what JSON puts after whitespace, `:`, `,` or `[` (or at the start), starting
