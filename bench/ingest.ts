@@ -55,7 +55,7 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
       peak.api = Math.max(peak.api, rssMb(server.pid))
       peak.worker = Math.max(peak.worker, rssMb(worker.pid))
     }, 20)
-    const th = (pid: number) => Object.fromEntries(Bun.spawnSync(['/tmp/exp/threads.sh', String(pid)]).stdout.toString().trim().split('\n').map((l) => l.split(/\s+/)).map((f) => [f[0], Number(f[2]) + Number(f[4])]))
+    const th = (pid: number) => Object.fromEntries(Bun.spawnSync(['/tmp/exp/threads.sh', String(pid)]).stdout.toString().trim().split('\n').map((l) => l.split(/\s+/)).flatMap((f) => [[f[0] + '.u', Number(f[2])], [f[0] + '.s', Number(f[4])]]))
     const th0 = { w: th(worker.pid), a: th(server.pid) }
     const cpu = cpuMeter({ API: server.pid, worker: worker.pid })
     const report = await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients, onProgress: stderrProgress() })

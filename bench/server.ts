@@ -134,6 +134,13 @@ function cpuSecondsOf(name: string): number {
   return total
 }
 
+/** CPU seconds all cores spent busy so far (not idle nor waiting for I/O), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number)
+  const [user, nice, system, , , irq, softirq, steal] = ticks
+  return (user + nice + system + irq + softirq + steal) / 100
+}
+
 /**
  * Starts counting CPU time of the given processes and of PostgreSQL and Redis; `perUnit(n)` then says how many
  * microseconds each used per unit of work (request, resource) since the start.
@@ -142,11 +149,14 @@ export function cpuMeter(pids: Record<string, number>): { perUnit(units: number)
   const start = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]))
   const pg0 = cpuSecondsOf('postgres')
   const redis0 = cpuSecondsOf('redis-server')
+  const machine0 = machineBusySeconds()
   return {
     perUnit(units) {
       const parts = Object.entries(pids).map(([name, pid]) => `${name} ${Math.round(((cpuSeconds(pid) - start[name]) * 1e6) / units)}`)
       parts.push(`PostgreSQL ${Math.round(((cpuSecondsOf('postgres') - pg0) * 1e6) / units)}`)
       parts.push(`Redis ${Math.round(((cpuSecondsOf('redis-server') - redis0) * 1e6) / units)}`)
+      // Everything the cores did (the load generator, the kernel's loopback networking, other daemons too).
+      parts.push(`whole machine ${Math.round(((machineBusySeconds() - machine0) * 1e6) / units)}`)
       return `CPU µs each: ${parts.join(', ')}`
     },
   }

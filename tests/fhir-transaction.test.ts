@@ -20,6 +20,12 @@ describe('transaction', () => {
       expect(await withIdentifier(s, 'Patient', v)).toEqual([])
     })
 
+    test('a reference to a missing resource in an update (PUT) entry: 400 HAPI-1094 naming it and its path', async () => {
+      const v = unique('aon-put-ref')
+      const text = await rejected(s, transaction([post(patient(v), uuid()), put(`Observation/${v}`, { ...observation('Patient/no-such-patient-x2'), id: v })]), 400, 1)
+      expect(text).toContain('HAPI-1094: Resource Patient/no-such-patient-x2 not found, specified in path: Observation.subject')
+    })
+
     test('an invalid resource: 400 naming the entry, nothing written', async () => {
       const v = unique('aon-invalid')
       await rejected(s, transaction([post(patient(v), uuid()), put('Patient/aon-bad', { resourceType: 'Patient', id: 'aon-bad', birthDate: 'not-a-date' })]), 400, 1)

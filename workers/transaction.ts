@@ -23,8 +23,9 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
         maxEntries: config.maxBundleEntries,
         jobId: job.id,
         onProgress: (done, total) => {
-          // at most every 50 ms, and always the last
-          if (done === total || Date.now() - last > 50) {
+          // at most twice a second (the status URL asks to be polled every second), and always the last:
+          // each report is a Redis script and an event every API node reads
+          if (done === total || Date.now() - last > 500) {
             last = Date.now()
             job.progress({ done, total })
           }

@@ -30,7 +30,7 @@ export function referentialIntegrityHook(): WriteHook {
     const wanted = new Map<string, LocalReference>()
     for (const v of written) {
       if (!v.resource) continue
-      for (const ref of findReferences(v.resource)) {
+      for (const ref of v.references ?? findReferences(v.resource)) {
         const t = localTarget(ref.value)
         if (!t) continue
         const key = `${t.type}/${t.id}`

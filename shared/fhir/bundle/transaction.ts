@@ -15,7 +15,7 @@ import { assertMatchesOwnUrl, type ConditionalMatch, resolveConditional } from '
 import { assertValid } from '../validate/validate'
 import { type BundleEntry, VERB_ORDER } from './entries'
 import { localMatches } from './local-match'
-import { findReferences, isConditionalReference, rewriteReferences } from './references'
+import { findReferences, type FoundReference, isConditionalReference, rewriteReferences } from './references'
 import { type EntryResult, entryError, writeResult } from './results'
 import { parseFhirJson } from '../format/json'
 
@@ -36,6 +36,8 @@ interface Planned {
   match?: ConditionalMatch
   /** The id was assigned by the server (not subject to the client-id rules). */
   serverId?: boolean
+  /** The `reference` values of `resource` once rewritten (a PATCH's are those of its patch body). */
+  references?: FoundReference[]
 }
 
 /**
@@ -145,7 +147,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
   }
   for (const p of plans) {
     if (!p.resource) continue
-    p.resource = guard(p.entry, () =>
+    p.references = guard(p.entry, () =>
       rewriteReferences(
         p.resource,
         (value) => {
@@ -183,6 +185,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
         }
         case 'create': {
           const v = newVersion(p.rid as string, p.type, p.id, 1, p.resource, now)
+          v.references = p.references
           versions.push(v)
           latest.set(key, v)
           results.set(p.entry.index, writeResult('201 Created', v, preferRepresentation, 'SUCCESSFUL_CREATE'))
@@ -210,6 +213,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           const live = cur && !cur.deleted ? parseFhirJson(cur.content as string) : undefined
           const rid = cur?.rid ?? p.rid
           const v = newVersion(rid ?? '', p.type, p.id, (cur?.version ?? 0) + 1, resource, now, live?.meta)
+          if (p.action === 'update') v.references = p.references
           if (live && sameContent(v.resource, live)) {
             results.set(p.entry.index, writeResult('200 OK', cur as StoredVersion, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH_NO_CHANGE' : 'SUCCESSFUL_UPDATE_NO_CHANGE'))
             return

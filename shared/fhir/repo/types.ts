@@ -16,6 +16,9 @@ export interface StoredVersion {
  *  form (absent for deletions), for index extraction. */
 export interface NewVersion extends StoredVersion {
   resource?: any
+  /** The `reference` values of `resource` with where they are, when the writer has already walked it for
+   *  them (a transaction rewriting placeholders): spares the referential-integrity check its own walk. */
+  references?: { value: string; path: string }[]
 }
 
 /** A row of `resource` or `resource_history` as the queries select it. */

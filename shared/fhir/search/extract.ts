@@ -59,17 +59,23 @@ export function extractIndexes(resource: any, opts: { baseUrl?: string } = {}): 
   const type = resource?.resourceType
   if (typeof type !== 'string') return rows
   const ctx: ExtractContext = { code: '', baseUrl: opts.baseUrl }
-  const seen = new Set<string>()
   for (const p of plansFor(type)) {
     const values = p.evaluate(resource, type, resource)
     if (values.length === 0) continue
     ctx.code = p.def.code
     const target = rows[p.type] as any[]
-    for (const row of p.extract(values, ctx, resource)) {
-      const key = p.type + '\u0000' + rowKey(row)
-      if (seen.has(key)) continue
-      seen.add(key)
-      target.push(row)
+    const found = p.extract(values, ctx, resource)
+    // Rows carry their parameter's code, so only rows of one parameter can repeat each other; most
+    // parameters give a single row.
+    if (found.length === 1) target.push(found[0])
+    else if (found.length > 1) {
+      const seen = new Set<string>()
+      for (const row of found) {
+        const key = rowKey(row)
+        if (seen.has(key)) continue
+        seen.add(key)
+        target.push(row)
+      }
     }
   }
   return rows
