@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { dataPath } from '../tests/data'
 import { patientIdSystem } from '../shared/patients/identifier'
-import { BENCH_KEY, SERVER_ENV, startBenchServer } from './server'
+import { BENCH_KEY, SERVER_ENV, startBenchServer, WORKER_ENV } from './server'
 
 const rounds = Number(process.argv[2] ?? 200)
 const LARGEST = 'Austin_Franecki_f23eef30-acb2-49da-8091-159b61dc1ed5.json'
@@ -19,7 +19,7 @@ const server = await startBenchServer(18090, { PATIENT_API_RATE_LIMIT: '0' })
 const db = new URL(server.databaseUrl).pathname.slice(1)
 const env = { ...process.env, ...SERVER_ENV, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn' }
 const cwd = `${import.meta.dir}/..`
-const worker = Bun.spawn(['bun', 'run', 'workers/main.ts'], { cwd, env, stdout: 'ignore', stderr: 'inherit' })
+const worker = Bun.spawn(['bun', 'run', 'workers/main.ts'], { cwd, env: { ...env, ...WORKER_ENV }, stdout: 'ignore', stderr: 'inherit' })
 const viaWorker = Bun.spawn(['bun', 'run', 'api/main.ts'], { cwd, env: { ...env, PORT: '18091', EXPORT_INLINE_MAX: '0' }, stdout: 'ignore', stderr: 'inherit' })
 try {
   const dir = dataPath('synthea-smart')

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BundleFile, importBundles, listBundles, type ImportReport, stderrProgress } from '../bin/import'
 import { dataPath, largestSyntheaBundles } from '../tests/data'
-import { BENCH_KEY, cpuMeter, profileArgs, SERVER_ENV, startBenchServer } from './server'
+import { BENCH_KEY, cpuMeter, startBenchServer, startBenchWorker } from './server'
 
 const smartOnly = process.argv.includes('--smart-only')
 const warm = process.argv.includes('--warm')
@@ -37,14 +37,8 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
   const queuePrefix = `bench_ingest_${Date.now().toString(36)}`
   const server = await startBenchServer(port, { QUEUE_PREFIX: queuePrefix })
   // The worker: its own process on the same database and queues, as `bun run worker` runs it.
-  const worker = Bun.spawn(['bun', ...profileArgs('worker'), 'run', 'workers/main.ts'], {
-    cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
-    env: { ...process.env, ...SERVER_ENV, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn' },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  })
+  const worker = await startBenchWorker(server, queuePrefix)
   try {
-    await Bun.sleep(1500) // the worker connects and registers its queue
     const bundles: BundleFile[] = listBundles(paths)
     if (warm) await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients })
     const idle = { api: rssMb(server.pid), worker: rssMb(worker.pid) }
@@ -55,21 +49,16 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
       peak.api = Math.max(peak.api, rssMb(server.pid))
       peak.worker = Math.max(peak.worker, rssMb(worker.pid))
     }, 20)
-    const th = (pid: number) => Object.fromEntries(Bun.spawnSync(['/tmp/exp/threads.sh', String(pid)]).stdout.toString().trim().split('\n').map((l) => l.split(/\s+/)).flatMap((f) => [[f[0] + '.u', Number(f[2])], [f[0] + '.s', Number(f[4])]]))
-    const th0 = { w: th(worker.pid), a: th(server.pid) }
     const cpu = cpuMeter({ API: server.pid, worker: worker.pid })
     const report = await importBundles(bundles, { url: `${server.base}/fhir`, key: BENCH_KEY, concurrency: clients, onProgress: stderrProgress() })
     clearInterval(sampler)
-    const th1 = { w: th(worker.pid), a: th(server.pid) }
-    for (const k of ['w', 'a'] as const) console.error(k, Object.entries(th1[k]).map(([n, v]) => `${n} ${Math.round(((v - (th0[k][n] ?? 0)) * 1e4) / report.resources)}`).join(', '))
     const hwm = { api: peakMb(server.pid), worker: peakMb(worker.pid) }
     if (hwm.api > idlePeak.api) peak.api = Math.max(peak.api, hwm.api) // a peak between two samples
     if (hwm.worker > idlePeak.worker) peak.worker = Math.max(peak.worker, hwm.worker)
     for (const f of report.failures.slice(0, 10)) console.error(`FAILED ${f.file}${f.entry === undefined ? '' : ` entry ${f.entry}`}: ${f.status} ${f.diagnostics.join(' | ')}`)
     return { report, idle, idlePeak, peak, largestMb: Math.max(...bundles.map((b) => b.bytes)) / 1024 / 1024, cpu: cpu.perUnit(report.resources) }
   } finally {
-    worker.kill('SIGTERM')
-    await worker.exited
+    await worker.stop()
     await server.stop()
   }
 }

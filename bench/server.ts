@@ -12,6 +12,13 @@ export const BENCH_KEY = 'bench-admin-key-0123456789abcdef'
  */
 export const SERVER_ENV = { MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? '-1' }
 
+/**
+ * What the `worker` script adds: JavaScriptCore's fourth tier (FTL) off. A worker's transaction path
+ * costs the same CPU per resource with it or without once warm, and a fresh worker spends about a
+ * quarter less without it, the FTL compiler's work (README, "Processes"). Set by the caller, it wins.
+ */
+export const WORKER_ENV = { ...SERVER_ENV, BUN_JSC_useFTLJIT: process.env.BUN_JSC_useFTLJIT ?? 'false' }
+
 export interface BenchServer {
   base: string
   databaseUrl: string
@@ -87,15 +94,15 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
 }
 
 /** A worker process on the bench server's database and queues, as `bun run worker` runs it. */
-export async function startBenchWorker(server: BenchServer): Promise<{ pid: number; stop(): Promise<void> }> {
+export async function startBenchWorker(server: BenchServer, queuePrefix = server.databaseUrl.split('/').pop() as string): Promise<{ pid: number; stop(): Promise<void> }> {
   const proc = Bun.spawn(['bun', ...profileArgs('worker'), 'run', 'workers/main.ts'], {
     cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
     env: {
       ...process.env,
-      ...SERVER_ENV,
+      ...WORKER_ENV,
       DATABASE_URL: server.databaseUrl,
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      QUEUE_PREFIX: server.databaseUrl.split('/').pop() as string,
+      QUEUE_PREFIX: queuePrefix,
       LOG_LEVEL: 'warn',
     },
     stdout: 'ignore',
