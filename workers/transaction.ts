@@ -23,9 +23,9 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
         maxEntries: config.maxBundleEntries,
         jobId: job.id,
         onProgress: (done, total) => {
-          // at most twice a second (the status URL asks to be polled every second), and always the last:
-          // each report is a Redis script and an event every API node reads
-          if (done === total || Date.now() - last > 500) {
+          // at most twice a second (the status URL asks to be polled every second), and not the last one:
+          // the job completes right after it. Each report is a Redis script and an event every API node reads.
+          if (done < total && Date.now() - last > 500) {
             last = Date.now()
             job.progress({ done, total })
           }

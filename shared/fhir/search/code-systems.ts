@@ -2,6 +2,7 @@
 // the system of their enumeration (Patient.gender -> http://hl7.org/fhir/administrative-gender|male), so
 // `gender=http://hl7.org/fhir/administrative-gender|male` matches as well as `gender=male`.
 // https://hl7.org/fhir/R4/search.html#token
+import { typeDefinitions } from '../definitions/elements'
 import { loadDefinitionBundle } from '../definitions/load'
 
 interface Systems {
@@ -23,6 +24,20 @@ export function systemForCode(valueSet: string, code: string): string | null {
   }
   if (!systems) return null
   return systems.single ?? systems.byCode?.get(code) ?? null
+}
+
+/**
+ * Builds the systems of every required binding of a `code` element at start-up (prepare.ts), so that the
+ * first write does not load and read the R4 value sets bundle, and lets that bundle go.
+ */
+export function prepareCodeSystems(): void {
+  for (const type of typeDefinitions().values()) {
+    for (const el of type.elements.values()) {
+      if (el.requiredBinding && el.types.includes('code') && !cache.has(el.requiredBinding)) cache.set(el.requiredBinding, build(el.requiredBinding))
+    }
+  }
+  valueSets = undefined
+  codeSystems = undefined
 }
 
 function build(url: string): Systems | null {
