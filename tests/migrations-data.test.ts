@@ -1,5 +1,6 @@
 // Migrations over a database that already holds data: 0015 gives existing token rows the Patient their
-// resource references, and 0016 compresses resource content with lz4 where PostgreSQL has it.
+// resource references, and 0016 and 0017 compress resource content and a transaction job's recorded
+// results with lz4 where PostgreSQL has it.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -34,7 +35,7 @@ afterAll(async () => {
   await admin.end()
 })
 
-test('0015 fills the patient of existing token rows from their resource’s references; 0016 sets lz4', async () => {
+test('0015 fills the patient of existing token rows from their resource’s references; 0016 and 0017 set lz4', async () => {
   await migrate(sql, before)
   // rid 1 references one patient, rid 2 two, rid 3 none (a Group)
   await sql`insert into idx_reference (rid, res_type, code, target_type, target_id) values
@@ -56,4 +57,6 @@ test('0015 fills the patient of existing token rows from their resource’s refe
     select a.attcompression::text as c from pg_attribute a
     where a.attrelid in ('resource'::regclass, 'resource_history'::regclass) and a.attname = 'content'`
   expect(compression.map((r) => r.c)).toEqual(lz4.ok ? ['l', 'l'] : ['', ''])
+  const [results] = await sql<{ c: string }[]>`select attcompression::text as c from pg_attribute where attrelid = 'bundle_job'::regclass and attname = 'results'`
+  expect(results.c).toBe(lz4.ok ? 'l' : '')
 })

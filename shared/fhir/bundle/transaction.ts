@@ -43,23 +43,38 @@ interface Planned {
 /**
  * Writes the non-GET entries of a transaction; returns their results by entry index. With a `jobId`, the
  * results are recorded in the same database transaction, and a second run of the same job returns them
- * without writing again (a retried job is never applied twice).
+ * without writing again (a retried job is never applied twice: should two attempts race, the second's
+ * record collides with the first's key and its transaction rolls back).
  */
 export async function writeTransaction(ctx: FhirContext, entries: BundleEntry[], preferRepresentation: boolean, jobId?: string): Promise<Map<number, EntryResult>> {
   const writes = entries.filter((e) => e.method !== 'GET' && e.method !== 'HEAD').sort((a, b) => VERB_ORDER[a.method] - VERB_ORDER[b.method] || a.index - b.index)
-  for (const e of writes) if (e.resource && e.method !== 'PATCH') guard(e, () => assertValid(e.resource, { expectedType: e.type }))
+  // Asked of the database while the entries are checked, rather than one after the other inside the
+  // transaction: a retried job's recorded results, and ids for the creates.
+  const recorded = jobId ? recordedResults(ctx, jobId) : Promise.resolve(undefined)
+  const creates = writes.filter((e) => e.method === 'POST').length
+  const rids = creates > 0 ? ctx.repo.ids.allocate(creates) : Promise.resolve([])
+  try {
+    for (const e of writes) if (e.resource && e.method !== 'PATCH') guard(e, () => assertValid(e.resource, { expectedType: e.type }))
+  } finally {
+    await Promise.allSettled([recorded, rids])
+  }
+  const done = await recorded
+  if (done) return done
+  const allocated = await rids
   return ctx.repo.transaction(async (w) => {
-    if (jobId) {
-      const [done] = await w.tx<{ results: string }[]>`select results from bundle_job where job_id = ${jobId}`
-      if (done) return new Map<number, EntryResult>(JSON.parse(done.results))
-    }
-    const results = await run(w, ctx, writes, preferRepresentation)
+    const results = await run(w, ctx, writes, preferRepresentation, allocated)
     if (jobId) await w.tx`insert into bundle_job (job_id, results) values (${jobId}, ${JSON.stringify([...results])})`
     return results
   })
 }
 
-async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRepresentation: boolean): Promise<Map<number, EntryResult>> {
+async function recordedResults(ctx: FhirContext, jobId: string): Promise<Map<number, EntryResult> | undefined> {
+  const [done] = await ctx.repo.sql<{ results: string }[]>`select results from bundle_job where job_id = ${jobId}`
+  return done ? new Map<number, EntryResult>(JSON.parse(done.results)) : undefined
+}
+
+/** `allocated`: ids already reserved for the creates (more are taken when the entries need them). */
+async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRepresentation: boolean, allocated: string[]): Promise<Map<number, EntryResult>> {
   const placeholders = new Map<string, string>() // fullUrl -> Type/id
   const plans: Planned[] = []
   const conditionalCreates = new Map<string, Planned>() // normalised ifNoneExist -> first entry
@@ -121,7 +136,7 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
       plans.push({ entry: e, action: e.method === 'PUT' ? 'update' : e.method === 'PATCH' ? 'patch' : 'delete', type, id: e.id as string, resource: e.resource })
     })
   }
-  const rids = await ctx.repo.ids.allocate(needRids.length, w.tx)
+  const rids = needRids.length <= allocated.length ? allocated : [...allocated, ...(await ctx.repo.ids.allocate(needRids.length - allocated.length, w.tx))]
   needRids.forEach((p, i) => {
     p.rid = rids[i]
     if (p.id === '') {
