@@ -129,7 +129,7 @@ function cpuSeconds(pid: number): number {
 }
 
 /** CPU seconds used so far by every process whose name is `name` (PostgreSQL's server processes, Redis). */
-function cpuSecondsOf(name: string): number {
+export function cpuSecondsOf(name: string): number {
   let total = 0
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue

@@ -1,8 +1,9 @@
 // The worker's CPU per resource for Synthea transactions, without HTTP or queues: the transaction
 // processor a worker runs (parse, check, resolve, extract, write) on each synthea-smart Bundle's text, in
 // this process, against a fresh database. Process CPU (every thread: the JIT compiler's too) per
-// resource for each pass over the 47 Bundles: the first pass is a fresh worker's, later ones a warm one's.
-// PostgreSQL's own CPU is not in it. Usage: bun run bench/transaction-cpu.ts [passes]
+// resource for each pass over the 47 Bundles: the first pass is a fresh worker's, later ones a warm one's;
+// PostgreSQL's CPU beside it. Run it as the `worker` script runs a worker:
+//   MIMALLOC_PURGE_DELAY=-1 BUN_JSC_useFTLJIT=false bun run bench/transaction-cpu.ts [passes]
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '../shared/config'
@@ -11,6 +12,7 @@ import { migrate } from '../shared/db/migrate'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { createRepo } from '../shared/fhir/store'
 import { dataPath } from '../tests/data'
+import { cpuSecondsOf } from './server'
 import { transactionProcessor } from '../workers/transaction'
 
 const passes = Number(process.argv[2] ?? 3)
@@ -28,6 +30,7 @@ try {
   const texts = readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => readFileSync(join(dir, f), 'utf8'))
   const entries = texts.reduce((n, t) => n + JSON.parse(t).entry.length, 0)
   for (let pass = 1; pass <= passes; pass++) {
+    const pg0 = cpuSecondsOf('postgres')
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
     // two at a time, as a worker with concurrency 2 takes them
@@ -40,7 +43,10 @@ try {
     }
     await Promise.all([lane(), lane()])
     const cpu = process.cpuUsage(cpu0)
-    console.log(`pass ${pass}: ${(((cpu.user + cpu.system) / entries)).toFixed(0)} µs CPU per resource (user ${(cpu.user / entries).toFixed(0)}, system ${(cpu.system / entries).toFixed(0)}), ${Math.round(entries / ((performance.now() - t0) / 1000))} resources/s, ${entries} resources`)
+    const pg = ((cpuSecondsOf('postgres') - pg0) * 1e6) / entries
+    console.log(
+      `pass ${pass}: ${((cpu.user + cpu.system) / entries).toFixed(0)} µs CPU per resource (user ${(cpu.user / entries).toFixed(0)}, system ${(cpu.system / entries).toFixed(0)}), PostgreSQL ${pg.toFixed(0)} µs; ${Math.round(entries / ((performance.now() - t0) / 1000))} resources/s, ${entries} resources`,
+    )
   }
 } finally {
   await sql.end()

@@ -49,3 +49,24 @@ test('an over-limit PUT: 413', async () => {
   expect(res.status).toBe(413)
   expect((await s.fhirFetch('/Patient/too-big')).status).toBe(404)
 })
+
+test('an over-limit Bundle posted to the base (read as bytes, streamed or not): 413, nothing written', async () => {
+  const before = await rowCount()
+  const bundle = { resourceType: 'Bundle', type: 'transaction', entry: [{ resource: big, request: { method: 'POST', url: 'Patient' } }] }
+  const res = await s.fhirFetch('', { method: 'POST', json: bundle })
+  expect(res.status).toBe(413)
+  expect((await readJson(res)).resourceType).toBe('OperationOutcome')
+  const bytes = new TextEncoder().encode(JSON.stringify(bundle))
+  const streamed = await fetch(s.fhir, {
+    method: 'POST',
+    body: new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 256) controller.enqueue(bytes.slice(i, i + 256))
+        controller.close()
+      },
+    }),
+    headers: { authorization: `Bearer ${s.config.adminApiKey}`, 'content-type': 'application/fhir+json' },
+  })
+  expect(streamed.status).toBe(413)
+  expect(await rowCount()).toBe(before)
+})

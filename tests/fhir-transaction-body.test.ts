@@ -57,6 +57,18 @@ describe('POST [base] body', () => {
     expect(await read.text()).toContain('"value":1.50')
   })
 
+  test('text beyond ASCII travels as the bytes received and is stored as written', async () => {
+    const family = `Müller-Łukasiewicz-日本-${unique('utf8')}`
+    const res = await send(JSON.stringify(transaction([post({ resourceType: 'Patient', name: [{ family }] }, uuid())])))
+    const body = await readJson(res)
+    expect(res.status).toBe(200)
+    const read = await readJson(await s.fhirFetch(`/${body.entry[0].response.location.split('/_history/')[0]}`))
+    expect(read.name[0].family).toBe(family)
+    const asyncRes = await send(JSON.stringify(transaction([post({ resourceType: 'Patient', name: [{ family: `${family}-async` }] }, uuid())])), ASYNC)
+    expect(asyncRes.status).toBe(202)
+    await asyncRes.arrayBuffer()
+  })
+
   test('an XML Bundle is read on the API node and processed', async () => {
     const family = unique('Xmlbody').replace(/[^A-Za-z]/g, '')
     const xml = `<Bundle xmlns="http://hl7.org/fhir"><type value="transaction"/><entry><fullUrl value="${uuid()}"/><resource><Patient><name><family value="${family}"/></name></Patient></resource><request><method value="POST"/><url value="Patient"/></request></entry></Bundle>`

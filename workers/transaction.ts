@@ -18,7 +18,8 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
     const ctx = { repo, config, baseUrl: payload.baseUrl, secret }
     let last = 0
     try {
-      const res = await processBundle(ctx, parseFhirJsonBody(payload.body), {
+      const text = typeof payload.body === 'string' ? payload.body : new TextDecoder().decode(payload.body) // bytes when run in process
+      const res = await processBundle(ctx, parseFhirJsonBody(text), {
         prefer: payload.prefer,
         maxEntries: config.maxBundleEntries,
         jobId: job.id,

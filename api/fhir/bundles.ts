@@ -7,7 +7,7 @@ import type { FhirContext, FhirRequest, FhirResponse } from '../../shared/fhir/r
 import { AppError } from '../../shared/errors'
 import { failureOf, type Jobs } from '../../shared/jobs/queues'
 import { TransactionBundleJob } from '../../shared/jobs/transaction-bundle'
-import { bodyFormat, parseAs } from './negotiate'
+import { formatOf, parseAs } from './negotiate'
 
 export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Jobs): Promise<FhirResponse> {
   const respondAsync = /respond-async/i.test(req.headers.prefer ?? '')
@@ -28,18 +28,26 @@ export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Job
 }
 
 /**
- * The Bundle as JSON text for the worker. JSON goes on as received: the worker parses it (with decimals
- * kept as written) and checks it, and for a synchronous request its 400 or 413 is this request's answer,
- * so the API node does not parse megabytes a second time. An asynchronous request is checked here first,
- * so that a bad Bundle is refused at once rather than at its status URL; XML is read into JSON here.
+ * The Bundle as JSON for the worker. JSON goes on as the bytes received: the worker decodes, parses (with
+ * decimals kept as written) and checks it, and for a synchronous request its 400 or 413 is this request's
+ * answer, so the API node neither decodes nor parses megabytes a second time. An asynchronous request is
+ * checked here first, so that a bad Bundle is refused at once rather than at its status URL; XML is read
+ * into JSON here.
  */
-function bundleJson(req: FhirRequest, ctx: FhirContext, respondAsync: boolean): string {
-  const text = req.bodyText ?? ''
-  const kind = bodyFormat(text, req.headers.contentType ?? null)
-  if (kind === 'json' && !respondAsync) return text
+function bundleJson(req: FhirRequest, ctx: FhirContext, respondAsync: boolean): string | Uint8Array {
+  const bytes = req.bodyBytes ?? new Uint8Array()
+  const kind = formatOf(firstNonBlank(bytes), req.headers.contentType ?? null)
+  if (kind === 'json' && !respondAsync) return bytes
+  const text = new TextDecoder().decode(bytes)
   const body = kind === undefined ? undefined : parseAs(kind, text, true)
   readBundle(body, ctx.config.maxBundleEntries) // 400/413 before anything is queued
   return kind === 'xml' ? JSON.stringify(body) : text
+}
+
+/** The first character of the body that is not JSON or XML whitespace; undefined when there is none. */
+function firstNonBlank(bytes: Uint8Array): string | undefined {
+  for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return String.fromCharCode(b)
+  return undefined
 }
 
 /** GET [base]/$bundle-status?_jobId=... */

@@ -58,9 +58,18 @@ export function parseBody(text: string, contentType: string | null): unknown {
  * is empty. Throws 415 for a Content-Type that is not FHIR's.
  */
 export function bodyFormat(text: string, contentType: string | null): Format | undefined {
-  if (text.trim() === '') return undefined
+  const start = text.trimStart()
+  return formatOf(start === '' ? undefined : start[0], contentType)
+}
+
+/**
+ * bodyFormat from the body's first character that is not blank (undefined for an empty body), for a
+ * caller that has not decoded the body.
+ */
+export function formatOf(first: string | undefined, contentType: string | null): Format | undefined {
+  if (first === undefined) return undefined
   const mime = (contentType ?? '').split(';')[0].trim().toLowerCase()
-  const kind = mime ? bodyKind(mime) : text.trimStart().startsWith('<') ? 'xml' : 'json'
+  const kind = mime ? bodyKind(mime) : first === '<' ? 'xml' : 'json'
   if (!kind) throw new AppError('unsupported', `HAPI-0446: Incorrect Content-Type header value of "${contentType}" was provided in the request. A FHIR Content-Type is required`)
   return kind
 }

@@ -68,13 +68,13 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
       const principal = await authenticate(deps.verifier, request.headers.get('authorization'))
       authorize(principal, requiredScope(req))
     }
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE') {
+    if (path.length === 0 && req.method === 'POST') {
+      req.bodyBytes = await readBodyBytes(request, deps.config.maxBodyBytes) // a Bundle for a worker: bundles.ts reads it
+    } else if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE') {
       const text = await readBody(request, deps.config.maxBodyBytes)
       // POST [type]/_search: form parameters join the query string's. https://hl7.org/fhir/R4/http.html#search
       if (path[path.length - 1] === '_search' && /^application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {
         for (const [k, v] of new URLSearchParams(text)) query.append(k, v)
-      } else if (path.length === 0 && req.method === 'POST') {
-        req.bodyText = text // a Bundle for a worker: bundles.ts reads it
       } else {
         req.body = parseBody(text, request.headers.get('content-type'))
       }
@@ -100,11 +100,27 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
 }
 
 async function readBody(request: Request, max: number): Promise<string> {
+  checkDeclaredLength(request, max)
+  const text = await request.text()
+  if (Buffer.byteLength(text) > max) throw tooLarge(max)
+  return text
+}
+
+/** The body as bytes, never decoded here (a Bundle goes on to Redis as it came). */
+async function readBodyBytes(request: Request, max: number): Promise<Uint8Array> {
+  checkDeclaredLength(request, max)
+  const bytes = await request.bytes()
+  if (bytes.byteLength > max) throw tooLarge(max)
+  return bytes
+}
+
+function checkDeclaredLength(request: Request, max: number): void {
   const declared = Number(request.headers.get('content-length') ?? 0)
   if (declared > max) throw new AppError('too-large', `Request body of ${declared} bytes exceeds the limit of ${max} bytes`)
-  const text = await request.text()
-  if (Buffer.byteLength(text) > max) throw new AppError('too-large', `Request body exceeds the limit of ${max} bytes`)
-  return text
+}
+
+function tooLarge(max: number): AppError {
+  return new AppError('too-large', `Request body exceeds the limit of ${max} bytes`)
 }
 
 function decodeSegment(segment: string): string {

@@ -22,8 +22,9 @@ export interface FhirRequest {
   }
   /** Parsed body: a resource, or for JSON Patch an array of operations. */
   body?: unknown
-  /** The body as received, unparsed: a Bundle posted to the base, which a worker parses (api/fhir/bundles.ts). */
-  bodyText?: string
+  /** The body's bytes as received: a Bundle posted to the base, which a worker decodes and parses
+   *  (api/fhir/bundles.ts). */
+  bodyBytes?: Uint8Array
 }
 
 export interface FhirResponse {

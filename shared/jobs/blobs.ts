@@ -30,7 +30,8 @@ export class BlobStore {
     return `${this.prefix}:${def.name}:blob:${jobId}:${field}`
   }
 
-  async put(key: string, text: string, ttlSeconds: number): Promise<void> {
+  /** Stores text, or bytes as they are (read back as the text they encode). */
+  async put(key: string, text: string | Uint8Array, ttlSeconds: number): Promise<void> {
     await this.client.set(key, text, 'EX', ttlSeconds)
   }
 
@@ -50,15 +51,18 @@ export class BlobStore {
 /** The job data to enqueue: the definition's blob fields stored under their own keys first. */
 export async function stashBlobs(blobs: BlobStore, def: JobDefinition, jobId: string, payload: unknown): Promise<unknown> {
   const data = payload as Record<string, unknown>
-  const fields = (def.blobs ?? []).filter((f) => typeof data[f] === 'string')
+  const fields = (def.blobs ?? []).filter((f) => typeof data[f] === 'string' || data[f] instanceof Uint8Array)
   if (fields.length === 0) return data
   const rest: Record<string, unknown> = { ...data, [STASHED]: fields }
   for (const f of fields) delete rest[f]
-  await Promise.all(fields.map((f) => blobs.put(blobs.key(def, jobId, f), data[f] as string, PAYLOAD_TTL_SECONDS)))
+  await Promise.all(fields.map((f) => blobs.put(blobs.key(def, jobId, f), data[f] as string | Uint8Array, PAYLOAD_TTL_SECONDS)))
   return rest
 }
 
-/** The payload as enqueued: stashed fields read back (a missing key is left out, and the payload check fails). */
+/**
+ * The payload as enqueued, stashed fields read back as text (a field enqueued as bytes comes back as the
+ * text they encode; a missing key is left out, and the payload check fails).
+ */
 export async function restoreBlobs(blobs: BlobStore, def: JobDefinition, jobId: string, data: unknown): Promise<unknown> {
   const fields = (data as Record<string, unknown> | null)?.[STASHED]
   if (!Array.isArray(fields)) return data

@@ -1,12 +1,12 @@
-// The transaction-bundle job: a transaction or batch Bundle (as JSON text) to process on a worker.
+// The transaction-bundle job: a transaction or batch Bundle (as JSON) to process on a worker.
 import { Type } from '@sinclair/typebox'
 import { defineJob } from './definition'
 
 export const TransactionBundleJob = defineJob(
   'transaction-bundle',
   Type.Object({
-    /** The Bundle, JSON text. */
-    body: Type.String(),
+    /** The Bundle as JSON: text, or the UTF-8 bytes the API node received (read back from Redis as text). */
+    body: Type.Union([Type.String(), Type.Uint8Array()]),
     prefer: Type.Optional(Type.String()),
     /** The FHIR base URL the request came to (for links and local references). */
     baseUrl: Type.String(),
