@@ -228,6 +228,12 @@ describe('extractIndexes: other types', () => {
     expect(rowsOf(rows, 'string', 'family')).toEqual([{ value_norm: 'SMITH', value_exact: 'Smith' }])
   })
 
+  test('equal values of different parameters each keep their row', () => {
+    const rows = extractIndexes({ resourceType: 'Patient', name: [{ family: 'Smith', given: ['Smith', 'Smith'] }] })
+    expect(rowsOf(rows, 'string', 'family')).toEqual([{ value_norm: 'SMITH', value_exact: 'Smith' }])
+    expect(rowsOf(rows, 'string', 'given')).toEqual([{ value_norm: 'SMITH', value_exact: 'Smith' }])
+  })
+
   test('the resource is left as it was (a deep-frozen one works, fhirpath.js fallback included)', () => {
     const freeze = (o: any): any => {
       if (o && typeof o === 'object') {
