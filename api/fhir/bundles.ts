@@ -1,6 +1,7 @@
 // POST [base] with a transaction or batch Bundle, processed by a worker. The API waits for the result
-// (the response Bundle's JSON text, sent on as is), or with `Prefer: respond-async` answers 202 with a status URL that any node can serve:
-// 202 with progress while running, then the response Bundle (or the error).
+// (the response Bundle's JSON text, sent on as is), or with `Prefer: respond-async` answers 202 with a
+// status URL that any node can serve: 202 with progress while running, then the response Bundle (or the
+// error).
 // https://hl7.org/fhir/R4/async.html
 import { readBundle } from '../../shared/fhir/bundle/entries'
 import type { FhirContext, FhirRequest, FhirResponse } from '../../shared/fhir/request'
@@ -20,11 +21,14 @@ export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Job
       resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: `Bundle accepted for processing as job ${id}` }] },
     }
   }
+  let result: unknown
   try {
-    return { status: 200, text: (await jobs.run(TransactionBundleJob, data)) as string }
+    result = await jobs.run(TransactionBundleJob, data)
   } catch (err) {
     return failed(failureOf(err))
   }
+  if (typeof result !== 'string') throw new Error('the transaction job completed without its response Bundle')
+  return { status: 200, text: result }
 }
 
 /**

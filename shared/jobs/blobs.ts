@@ -16,14 +16,20 @@ const STASHED = '__blobs'
 const RESULT = '__result'
 const PAYLOAD_TTL_SECONDS = 24 * 3600
 
+/**
+ * The keys of jobs' texts. Like the API node's ioredis connection, it fails fast while Redis is down
+ * rather than queueing commands, and connects again on the next command once Redis is back (Bun's own
+ * reconnection would hold each command through all its attempts, and then give up for good).
+ */
 export class BlobStore {
   private readonly client: RedisClient
+  private connecting: Promise<void> | undefined
 
   constructor(
     url: string,
     private readonly prefix: string,
   ) {
-    this.client = new RedisClient(url)
+    this.client = new RedisClient(url, { enableOfflineQueue: false, autoReconnect: false, connectionTimeout: 5000 })
   }
 
   key(def: JobDefinition, jobId: string, field: string): string {
@@ -32,15 +38,25 @@ export class BlobStore {
 
   /** Stores text, or bytes as they are (read back as the text they encode). */
   async put(key: string, text: string | Uint8Array, ttlSeconds: number): Promise<void> {
-    await this.client.set(key, text, 'EX', ttlSeconds)
+    await (await this.ready()).set(key, text, 'EX', ttlSeconds)
   }
 
-  get(key: string): Promise<string | null> {
-    return this.client.get(key)
+  async get(key: string): Promise<string | null> {
+    return (await this.ready()).get(key)
   }
 
   async drop(keys: string[]): Promise<void> {
-    if (keys.length > 0) await this.client.del(...keys)
+    if (keys.length > 0) await (await this.ready()).del(...keys)
+  }
+
+  private async ready(): Promise<RedisClient> {
+    if (!this.client.connected) {
+      this.connecting ??= this.client.connect().finally(() => {
+        this.connecting = undefined
+      })
+      await this.connecting
+    }
+    return this.client
   }
 
   close(): void {
