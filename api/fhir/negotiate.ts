@@ -2,7 +2,7 @@
 // Content-Type, JSON by default. https://hl7.org/fhir/R4/http.html#mime-type
 import { AppError } from '../../shared/errors'
 import { parseFhirXml } from '../../shared/fhir/format/xml-parse'
-import { jsonSyntaxError, parseFhirJsonBody } from '../../shared/fhir/format/json'
+import { jsonSyntaxError, parseFhirJson } from '../../shared/fhir/format/json'
 
 export type Format = 'json' | 'xml'
 
@@ -49,22 +49,14 @@ export function wantsPretty(prettyParam: string | null, accept: string | null, d
 
 /** Parses a request body by its Content-Type (sniffing JSON or XML when there is none). */
 export function parseBody(text: string, contentType: string | null): unknown {
-  const kind = bodyFormat(text, contentType)
+  const start = text.trimStart()
+  const kind = formatOf(start === '' ? undefined : start[0], contentType)
   return kind === undefined ? undefined : parseAs(kind, text)
 }
 
 /**
- * The format of a request body by its Content-Type, sniffed when there is none; undefined when the body
- * is empty. Throws 415 for a Content-Type that is not FHIR's.
- */
-export function bodyFormat(text: string, contentType: string | null): Format | undefined {
-  const start = text.trimStart()
-  return formatOf(start === '' ? undefined : start[0], contentType)
-}
-
-/**
- * bodyFormat from the body's first character that is not blank (undefined for an empty body), for a
- * caller that has not decoded the body.
+ * The format of a request body by its Content-Type, sniffed from its first character that is not blank
+ * when there is none; undefined for an empty body. Throws 415 for a Content-Type that is not FHIR's.
  */
 export function formatOf(first: string | undefined, contentType: string | null): Format | undefined {
   if (first === undefined) return undefined
@@ -81,9 +73,8 @@ export function formatOf(first: string | undefined, contentType: string | null):
  */
 export function parseAs(kind: Format, text: string, textForwarded = false): unknown {
   if (kind === 'xml') return parseFhirXml(text)
-  if (!textForwarded) return parseFhirJsonBody(text)
   try {
-    return JSON.parse(text)
+    return textForwarded ? JSON.parse(text) : parseFhirJson(text)
   } catch (err) {
     throw jsonSyntaxError(err)
   }
