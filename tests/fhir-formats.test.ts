@@ -147,6 +147,12 @@ describe('XML', () => {
     expect(res.status).toBe(400)
     expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   })
+
+  test('a malformed JSON body (not XML): 400 HAPI-1861', async () => {
+    const res = await s.fhirFetch('/Patient', { method: 'POST', body: '{"resourceType": "Patient", "active": tru', headers: { 'content-type': 'application/fhir+json' } })
+    expect(res.status).toBe(400)
+    expect(JSON.stringify(await readJson(res))).toContain('HAPI-1861')
+  })
 })
 
 describe('malformed URLs', () => {
