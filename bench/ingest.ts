@@ -2,10 +2,13 @@
 // by a separate worker process (the cluster form), on a fresh database with full indexing. Prints
 // resources/s, bundles, elapsed and the peak RSS of both processes; then the same for synthea-conditional
 // (batch Bundles first) on another fresh database, and the memory one ~5 MB Bundle takes on its own.
-// Usage: bun run bench/ingest.ts [concurrency] [--smart-only] [--warm]
+// Usage: bun run bench/ingest.ts [concurrency] [--smart-only] [--warm] [--runs N]
 //   --smart-only: synthea-smart alone. --warm: the same Bundles are loaded once before the timed load (a
 //   second copy: they are all plain POSTs), so that the processes' JIT has compiled the write path, as
 //   in a server that has been running; without it the figure includes a fresh worker's warm-up.
+//   --runs N: synthea-smart N times, each on new processes and a new database, then the median and the
+//   range (the 2-core VM's speed moves by 20% within minutes: one run says little).
+import { RedisClient } from 'bun'
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,7 +18,10 @@ import { BENCH_KEY, cpuMeter, startBenchServer, startBenchWorker } from './serve
 
 const smartOnly = process.argv.includes('--smart-only')
 const warm = process.argv.includes('--warm')
-const concurrency = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 2)
+const runsAt = process.argv.indexOf('--runs')
+const runs = runsAt > 0 ? Number(process.argv[runsAt + 1]) : 1
+if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a positive whole number')
+const concurrency = Number(process.argv.slice(2).find((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--runs') ?? 2)
 
 interface Peaks {
   api: number
@@ -60,23 +66,48 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
   } finally {
     await worker.stop()
     await server.stop()
+    await dropQueueKeys(queuePrefix)
+  }
+}
+
+/** The run's queues, jobs and Bundle texts, removed from Redis (completed jobs are kept an hour). */
+async function dropQueueKeys(prefix: string): Promise<void> {
+  const redis = new RedisClient(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
+  try {
+    let cursor = '0'
+    do {
+      const [next, keys] = (await redis.send('SCAN', [cursor, 'MATCH', `${prefix}:*`, 'COUNT', '1000'])) as [string, string[]]
+      if (keys.length > 0) await redis.del(...keys)
+      cursor = next
+    } while (cursor !== '0')
+  } finally {
+    redis.close()
   }
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
+const smartRates: number[] = []
 for (const [folder, port] of [
-  ['synthea-smart', 18081],
-  ['synthea-conditional', 18082],
-] as const) {
+  ...Array.from({ length: runs }, () => ['synthea-smart', 18081] as const),
+  ['synthea-conditional', 18082] as const,
+]) {
   if (smartOnly && folder !== 'synthea-smart') continue
   const { report, idle, idlePeak, peak, largestMb, cpu } = await ingest([dataPath(folder)], port)
+  if (folder === 'synthea-smart') smartRates.push(report.resources / report.seconds)
   const phases = report.phases.map((p) => `${p.label} ${p.bundles} bundles ${fmt(p.resources)} resources ${p.seconds.toFixed(1)} s (${fmt(p.resources / p.seconds)}/s)`).join('; ')
   console.log(
     `${folder}${warm ? ' (warm)' : ''}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients; ${cpu.replace('each', 'per resource')}` +
       `\n  ${phases}` +
       `\n  peak RSS while ingesting: API ${peak.api} MB, worker ${peak.worker} MB (idle before: API ${idle.api} MB, worker ${idle.worker} MB; start-up VmHWM API ${idlePeak.api} MB, worker ${idlePeak.worker} MB; largest bundle ${largestMb.toFixed(1)} MB)`,
   )
+}
+
+if (runs > 1) {
+  const sorted = [...smartRates].sort((a, b) => a - b)
+  const mid = sorted.length / 2
+  const median = sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2
+  console.log(`synthea-smart${warm ? ' (warm)' : ''} over ${runs} runs: median ${fmt(median)} resources/s (${fmt(sorted[0])}-${fmt(sorted[sorted.length - 1])})`)
 }
 
 if (smartOnly) process.exit(0)
