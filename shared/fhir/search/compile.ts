@@ -190,7 +190,11 @@ function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefine
   if (def.code === '_id') {
     if (modifier && modifier !== 'not') throw invalid(`Invalid modifier :${modifier} for parameter _id`)
     const ids = values.map(unescape)
-    return modifier === 'not' ? sql`not (${r}.id = any(${ids}::text[]))` : sql`${r}.id = any(${ids}::text[])`
+    // One id is an equality: a range of the unique (res_type, id) key whatever the plan knows of the
+    // table. With `= any(array)`, a generic plan made while the table was small read every resource of
+    // the type (a conditional create checks its new resource this way: each one took longer than the last).
+    const match = ids.length === 1 ? sql`${r}.id = ${ids[0]}` : sql`${r}.id = any(${ids}::text[])`
+    return modifier === 'not' ? sql`not (${match})` : match
   }
   if (def.code === '_lastUpdated') return compileLastUpdated(sql, modifier, values, r)
   const { table, match, negated } = paramRows(sql, def, modifier, values, scope, baseUrl)

@@ -65,13 +65,24 @@ export function parseMatchUrl(type: string, matchUrl: string | URLSearchParams):
  * Resolves a match URL in the transaction `w`: first takes the advisory lock of its normalised form
  * (held until commit), then searches, so an identical conditional write waits and then sees this one's
  * result. Unknown parameters and bad values are a 400, as in any search.
+ *
+ * The search is planned for its values (plan_cache_mode set in the lock's own statement, and set back
+ * after it). The pool's generic plans are made once per connection: made while a table was still small
+ * (a fresh database at the start of a load), the plan of `identifier=system|value` read every resource
+ * of the type and checked each one's token rows, so each conditional create of a batch load took longer
+ * than the one before (synthea-conditional's Organizations and Locations: 3-5 ms per match by the end,
+ * 0.06 ms on a plan for the values). Only the match: the write statements keep their generic plans,
+ * which do not depend on the data and cost a tenth of a millisecond or more to plan again.
  */
 export async function resolveConditional(w: WriteTx, ctx: FhirContext, type: string, matchUrl: string | URLSearchParams): Promise<ConditionalMatch> {
   const url = parseMatchUrl(type, matchUrl)
   const query = parseSearch([type], url.params, { defaultCount: 2, maxCount: 2 })
   if (query.criteria.length === 0) throw invalid(`HAPI-0518: Invalid match URL[${url.text}] - URL has no search parameters`)
-  await w.tx`select pg_advisory_xact_lock(hashtextextended(${url.normalised}, 0))`
+  const [{ mode }] = await w.tx<{ mode: string }[]>`
+    select current_setting('plan_cache_mode') as mode, set_config('plan_cache_mode', 'force_custom_plan', true),
+      pg_advisory_xact_lock(hashtextextended(${url.normalised}, 0))`
   const matches = await matchIds(txSql(w), query, ctx.baseUrl, 2)
+  await w.tx`select set_config('plan_cache_mode', ${mode}, true)`
   return { url, query, matches }
 }
 
