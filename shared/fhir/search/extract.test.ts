@@ -177,6 +177,25 @@ describe('extractIndexes: Observation', () => {
     expect(rowsOf(extractIndexes(bp), 'composite', 'combo-code-value-quantity')).toEqual([])
     expect(unionMembers(searchParamFor('Observation', 'combo-code-value-quantity')!)).toEqual(['code-value-quantity', 'component-code-value-quantity'])
   })
+
+  test('composites sharing a component (the code) each pair it with their own value, node by node', () => {
+    const obs = {
+      resourceType: 'Observation',
+      status: 'final',
+      code: loinc('55284-4', 'Blood pressure'),
+      valueQuantity: { value: 5, system: 'http://unitsofmeasure.org', code: '1' },
+      component: [
+        { code: loinc('8462-4', 'Diastolic Blood Pressure'), valueQuantity: { value: 77, system: 'http://unitsofmeasure.org', code: 'mm[Hg]' } },
+        { code: loinc('72166-2', 'Tobacco smoking status'), valueCodeableConcept: { coding: [{ system: 'http://snomed.info/sct', code: '266919005' }] } },
+      ],
+    }
+    const rows = extractIndexes(obs)
+    const pairs = (code: string) => rowsOf(rows, 'composite', code).map((r) => [r.parts[0].row.value, r.parts[1].row.value])
+    expect(pairs('code-value-quantity')).toEqual([['55284-4', 5]])
+    expect(pairs('code-value-concept')).toEqual([])
+    expect(pairs('component-code-value-quantity')).toEqual([['8462-4', 77]])
+    expect(pairs('component-code-value-concept')).toEqual([['72166-2', '266919005']])
+  })
 })
 
 describe('extractIndexes: other types', () => {

@@ -3,7 +3,7 @@
 // and `_text`/`_content` from full-text columns, so they give no rows here; `_tag`, `_security`,
 // `_profile` and `_source` do (from meta). https://hl7.org/fhir/R4/search.html
 import { type Evaluator, compileExpression } from './evaluate'
-import { type ComponentPlan, type CompositeRow, extract as compositeExtract } from './params/composite'
+import { type ComponentPlan, type CompositeRow, extract as compositeExtract, type PartRows } from './params/composite'
 import { type DateRow, extract as dateExtract } from './params/date'
 import { type NumberRow, extract as numberExtract } from './params/number'
 import { type QuantityRow, extract as quantityExtract } from './params/quantity'
@@ -43,7 +43,7 @@ interface ParamPlan {
   def: SearchParamDef
   type: IndexType
   evaluate: Evaluator
-  extract: (values: TypedValue[], ctx: ExtractContext, resource: unknown) => any[]
+  extract: (values: TypedValue[], ctx: ExtractContext, resource: unknown, parts: PartRows) => any[]
 }
 
 const plans = new Map<string, ParamPlan[]>()
@@ -59,12 +59,13 @@ export function extractIndexes(resource: any, opts: { baseUrl?: string } = {}): 
   const type = resource?.resourceType
   if (typeof type !== 'string') return rows
   const ctx: ExtractContext = { code: '', baseUrl: opts.baseUrl }
+  const parts: PartRows = new Map()
   for (const p of plansFor(type)) {
     const values = p.evaluate(resource, type, resource)
     if (values.length === 0) continue
     ctx.code = p.def.code
     const target = rows[p.type] as any[]
-    const found = p.extract(values, ctx, resource)
+    const found = p.extract(values, ctx, resource, parts)
     // Rows carry their parameter's code, so only rows of one parameter can repeat each other; most
     // parameters give a single row.
     if (found.length === 1) target.push(found[0])
@@ -109,7 +110,7 @@ function planOf(def: SearchParamDef, type: string): ParamPlan | undefined {
       def,
       type: 'composite',
       evaluate,
-      extract: (roots, ctx, resource) => compositeExtract(roots, ctx, components, resource),
+      extract: (roots, ctx, resource, parts) => compositeExtract(roots, ctx, components, resource, parts),
     }
   }
   const extract = EXTRACTORS[def.type]
@@ -124,6 +125,7 @@ function componentPlan(c: { code: string; type: SearchParamType; expression: str
   return {
     code: c.code,
     type: c.type,
+    key: `${c.type} ${c.code} ${c.expression}`,
     values: (root, resource) => {
       let evaluate = byType.get(root.type)
       if (!evaluate) {

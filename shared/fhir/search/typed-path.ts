@@ -52,7 +52,11 @@ export function compileTypedPath(expression: string, rootType: string, relative 
     const first = firsts[0]
     return (focus, focusType) => (first && focusType === rootType && !hasAny(focus, first) ? NONE : run(ops, focus, focusType))
   }
-  return (focus, focusType) => plans.flatMap((ops) => run(ops, focus, focusType))
+  return (focus, focusType) => {
+    const out: TypedValue[] = []
+    for (const ops of plans) for (const v of run(ops, focus, focusType)) out.push(v)
+    return out
+  }
 }
 
 const NONE: TypedValue[] = Object.freeze([]) as unknown as TypedValue[]

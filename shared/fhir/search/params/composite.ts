@@ -32,30 +32,54 @@ export interface CompositeRow {
 export interface ComponentPlan {
   code: string
   type: SearchParamType
+  /** The same for every composite whose component has this code, type and expression. */
+  key: string
   /** Values of the component's expression on one root node. */
   values: (root: TypedValue, resource: unknown) => TypedValue[]
   extract: (values: TypedValue[], ctx: ExtractContext) => ComponentRow[]
 }
 
-export function extract(roots: TypedValue[], ctx: ExtractContext, components: ComponentPlan[], resource: unknown): CompositeRow[] {
+/**
+ * The rows of a composite's components on each node its expression selects, combined pairwise. `parts`
+ * keeps a component's rows on a node for the other composites of the same resource: Observation's
+ * eight composites share the `code` component (their rows are read, never changed).
+ */
+export function extract(roots: TypedValue[], ctx: ExtractContext, components: ComponentPlan[], resource: unknown, parts?: PartRows): CompositeRow[] {
   const out: CompositeRow[] = []
   const code = ctx.code
   const partCtx: ExtractContext = { code, baseUrl: ctx.baseUrl }
   for (const root of roots) {
     let combos: CompositePart[][] = [[]]
     for (const c of components) {
-      partCtx.code = c.code
-      // a token part needs a code: text-only rows (CodeableConcept.text) cannot match `system|code$...`
-      const rows = c.extract(c.values(root, resource), partCtx).filter((r) => c.type !== 'token' || (r as TokenRow).value !== null)
+      const rows = componentRows(c, root, resource, partCtx, parts)
       if (rows.length === 0) {
         combos = []
         break
       }
-      combos = combos.flatMap((parts) => rows.map((row) => [...parts, { type: c.type, row }]))
+      const next: CompositePart[][] = []
+      for (const p of combos) for (const row of rows) next.push([...p, { type: c.type, row }])
+      combos = next
     }
-    for (const parts of combos) out.push({ code, parts })
+    for (const p of combos) out.push({ code, parts: p })
   }
   return out
+}
+
+/** Component rows by node, then by ComponentPlan.key: one extraction's. */
+export type PartRows = Map<unknown, Map<string, ComponentRow[]>>
+
+function componentRows(c: ComponentPlan, root: TypedValue, resource: unknown, ctx: ExtractContext, parts?: PartRows): ComponentRow[] {
+  let byKey = parts?.get(root.value)
+  const known = byKey?.get(c.key)
+  if (known) return known
+  ctx.code = c.code
+  // a token part needs a code: text-only rows (CodeableConcept.text) cannot match `system|code$...`
+  const rows = c.extract(c.values(root, resource), ctx).filter((r) => c.type !== 'token' || (r as TokenRow).value !== null)
+  if (parts) {
+    if (!byKey) parts.set(root.value, (byKey = new Map()))
+    byKey.set(c.key, rows)
+  }
+  return rows
 }
 
 // ---------------------------------------------------------------------------------------------------
