@@ -27,18 +27,36 @@ function textOf(v: unknown): string | null {
  * in order, to be named and cast by the caller (`... as x(a, b) ` then `x.a::bigint`).
  */
 export function textColumns(sql: TxSql, rows: readonly object[], keys: readonly string[]): Fragment {
-  const columns = keys.map((k) => rows.map((r) => textOf((r as Record<string, unknown>)[k])))
-  let pair = 0
-  while (columns.some((c) => c.some((v) => v !== null && (v.includes(SEPARATORS[pair]) || v === NULLS[pair])))) {
-    if (++pair === SEPARATORS.length) throw new Error('no separator character is free for these values')
+  for (let pair = 0; pair < SEPARATORS.length; pair++) {
+    const sep = SEPARATORS[pair]
+    const nul = NULLS[pair]
+    const columns = joinColumns(rows, keys, sep, nul)
+    if (!columns) continue // a value holds this separator or is this null marker: the next pair
+    const args = sql.unsafe(`, ${literal(sep)}, ${literal(nul)}`)
+    const calls = columns.map((c) => sql`string_to_table(${c}::text${args})`)
+    // The trailing separator gives each column one empty field more: the limit drops it.
+    return sql`(select * from rows from (${join(sql as unknown as Sql, calls, sql`, `)}) limit ${rows.length})`
   }
-  const sep = SEPARATORS[pair]
-  const nul = NULLS[pair]
-  const args = sql.unsafe(`, ${literal(sep)}, ${literal(nul)}`)
-  // Every value followed by the separator: an empty string stays a field even when it is the only one.
-  const calls = columns.map((c) => sql`string_to_table(${c.map((v) => v ?? nul).join(sep) + sep}::text${args})`)
-  // The trailing separator gives each column one empty field more: the limit drops it.
-  return sql`(select * from rows from (${join(sql as unknown as Sql, calls, sql`, `)}) limit ${rows.length})`
+  throw new Error('no separator character is free for these values')
+}
+
+/**
+ * Each column's values, each followed by `sep` (so an empty string stays a field even when it is the
+ * only one), nulls as `nul`; undefined when a value holds `sep` or equals `nul`. One pass per column.
+ */
+function joinColumns(rows: readonly object[], keys: readonly string[], sep: string, nul: string): string[] | undefined {
+  const columns: string[] = []
+  const values: string[] = new Array(rows.length)
+  for (const k of keys) {
+    for (let i = 0; i < rows.length; i++) {
+      const v = textOf((rows[i] as Record<string, unknown>)[k])
+      if (v === null) values[i] = nul
+      else if (v === nul || v.includes(sep)) return undefined
+      else values[i] = v
+    }
+    columns.push(values.join(sep) + sep)
+  }
+  return columns
 }
 
 /** A control character as an SQL literal (E'\x01'): a constant of the statement, not a parameter. */
