@@ -41,10 +41,11 @@ export interface ComponentPlan {
 
 /**
  * The rows of a composite's components on each node its expression selects, combined pairwise. `parts`
- * keeps a component's rows on a node for the other composites of the same resource: Observation's
- * eight composites share the `code` component (their rows are read, never changed).
+ * keeps a component's rows on a node for the other composites of the same resource: Observation's four
+ * code-value-* composites share the `code` component, the component-* ones `component.code` (the rows
+ * are read, never changed).
  */
-export function extract(roots: TypedValue[], ctx: ExtractContext, components: ComponentPlan[], resource: unknown, parts?: PartRows): CompositeRow[] {
+export function extract(roots: TypedValue[], ctx: ExtractContext, components: ComponentPlan[], resource: unknown, parts: PartRows): CompositeRow[] {
   const out: CompositeRow[] = []
   const code = ctx.code
   const partCtx: ExtractContext = { code, baseUrl: ctx.baseUrl }
@@ -68,17 +69,15 @@ export function extract(roots: TypedValue[], ctx: ExtractContext, components: Co
 /** Component rows by node, then by ComponentPlan.key: one extraction's. */
 export type PartRows = Map<unknown, Map<string, ComponentRow[]>>
 
-function componentRows(c: ComponentPlan, root: TypedValue, resource: unknown, ctx: ExtractContext, parts?: PartRows): ComponentRow[] {
-  let byKey = parts?.get(root.value)
+function componentRows(c: ComponentPlan, root: TypedValue, resource: unknown, ctx: ExtractContext, parts: PartRows): ComponentRow[] {
+  let byKey = parts.get(root.value)
   const known = byKey?.get(c.key)
   if (known) return known
   ctx.code = c.code
   // a token part needs a code: text-only rows (CodeableConcept.text) cannot match `system|code$...`
   const rows = c.extract(c.values(root, resource), ctx).filter((r) => c.type !== 'token' || (r as TokenRow).value !== null)
-  if (parts) {
-    if (!byKey) parts.set(root.value, (byKey = new Map()))
-    byKey.set(c.key, rows)
-  }
+  if (!byKey) parts.set(root.value, (byKey = new Map()))
+  byKey.set(c.key, rows)
   return rows
 }
 
