@@ -29,8 +29,16 @@ export async function createApp(deps: AppDeps) {
     .get('/healthz', () => ({ status: 'ok' }))
     .get('/readyz', async ({ set }) => {
       const [db, redis] = await Promise.all([
-        deps.sql`select 1`.then(() => 'ok', (e) => `down: ${e.message}`),
-        deps.redis ? deps.redis.ping().then(() => 'ok', (e) => `down: ${e.message}`) : Promise.resolve('not configured (jobs run in process)'),
+        deps.sql`select 1`.then(
+          () => 'ok',
+          (e) => `down: ${e.message}`,
+        ),
+        deps.redis
+          ? deps.redis.ping().then(
+              () => 'ok',
+              (e) => `down: ${e.message}`,
+            )
+          : Promise.resolve('not configured (jobs run in process)'),
       ])
       const ready = db === 'ok' && !redis.startsWith('down')
       set.status = ready ? 200 : 503

@@ -19,7 +19,12 @@ function surfaceOf(path: string): string {
 
 export function metricsRoutes(deps: AppDeps) {
   const registry = new Registry()
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by surface, method and status', labelNames: ['surface', 'method', 'status'], registers: [registry] })
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by surface, method and status',
+    labelNames: ['surface', 'method', 'status'],
+    registers: [registry],
+  })
   const latency = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by surface and method',
@@ -73,7 +78,8 @@ export function metricsRoutes(deps: AppDeps) {
     registers: [registry],
     async collect() {
       this.reset()
-      for (const r of await deps.sql`select kind, state, count(*)::int as n from admin_job group by kind, state`) this.set({ kind: r.kind, state: r.state }, r.n)
+      for (const r of await deps.sql`select kind, state, count(*)::int as n from admin_job group by kind, state`)
+        this.set({ kind: r.kind, state: r.state }, r.n)
     },
   })
   const started = new WeakMap<Request, number>()

@@ -44,11 +44,16 @@ try {
     select ((select count(*) from resource) + (select count(*) from resource_history) + (select count(*) from idx_token)
       + (select count(*) from idx_string) + (select count(*) from idx_reference) + (select count(*) from idx_date))::text as rows`
   const t1 = performance.now()
-  const res = await call('/$expunge', { method: 'POST', body: JSON.stringify({ resourceType: 'Parameters', parameter: [{ name: 'expungeEverything', valueBoolean: true }] }) })
+  const res = await call('/$expunge', {
+    method: 'POST',
+    body: JSON.stringify({ resourceType: 'Parameters', parameter: [{ name: 'expungeEverything', valueBoolean: true }] }),
+  })
   const out = (await res.json()) as any
   const seconds = (performance.now() - t1) / 1000
   if (res.status !== 200) throw new Error(`$expunge: ${res.status} ${JSON.stringify(out).slice(0, 300)}`)
-  console.log(`$expunge expungeEverything: ${seconds.toFixed(2)} s, count ${out.parameter[0].valueInteger} (resource, history and main index tables held ${rows} rows)`)
+  console.log(
+    `$expunge expungeEverything: ${seconds.toFixed(2)} s, count ${out.parameter[0].valueInteger} (resource, history and main index tables held ${rows} rows)`,
+  )
   const [{ left }] = await sql<{ left: number }[]>`select count(*)::int as left from resource`
   console.log(`  resources left: ${left}`)
 } finally {

@@ -26,7 +26,9 @@ try {
   await Bun.write(script, 'n = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", "/t/" .. ((n % 1000) + 1))\nend\n')
   await wrk('http://127.0.0.1:18099/t/1', { connections: 32, seconds: 2, script })
   const r = await wrk('http://127.0.0.1:18099/t/1', { connections: 32, seconds: 8, script })
-  console.log(`bare Elysia + postgres.js primary-key select of a jsonb row, 32 connections: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms (13,700 in performance.md)`)
+  console.log(
+    `bare Elysia + postgres.js primary-key select of a jsonb row, 32 connections: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms (13,700 in performance.md)`,
+  )
   await app.stop()
 } finally {
   await sql.end()

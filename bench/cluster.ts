@@ -32,12 +32,27 @@ try {
     .replace('listen 127.0.0.1:8080', `listen 127.0.0.1:${portLb}`)
     .replace(/access_log [^;]+;/, 'access_log off;') // a log line per request is not the balancer's cost
   writeFileSync(join(dir, 'nginx.conf'), conf)
-  nginx = Bun.spawn([nginxBin, '-p', dir, '-e', join(dir, 'logs/error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdout: 'inherit', stderr: 'inherit' })
+  nginx = Bun.spawn([nginxBin, '-p', dir, '-e', join(dir, 'logs/error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
   const lb = `http://127.0.0.1:${portLb}`
-  for (let i = 0; i < 100 && !(await fetch(`${lb}/healthz`).then((r) => r.ok, () => false)); i++) await Bun.sleep(50)
+  for (
+    let i = 0;
+    i < 100 &&
+    !(await fetch(`${lb}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  )
+    await Bun.sleep(50)
 
   const ids = await seedPatients(a.base)
-  const script = pathsScript(join(dir, 'read.lua'), ids.map((id) => `/fhir/Patient/${id}`))
+  const script = pathsScript(
+    join(dir, 'read.lua'),
+    ids.map((id) => `/fhir/Patient/${id}`),
+  )
 
   const run = async (base: string) => {
     await wrk(`${base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script }) // warm-up
@@ -49,7 +64,9 @@ try {
     `${label}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, errors ${r.errors}`
   console.log(line('read Patient/{id}, one API node direct', direct))
   console.log(line('read Patient/{id}, nginx round robin over two API nodes', balanced))
-  console.log(`nginx + two nodes / one node direct: ${Math.round((100 * balanced.rps) / direct.rps)}% (${ids.length} Synthea patients, RSS A ${a.rssMb()} MB, B ${b.rssMb()} MB, ${navigator.hardwareConcurrency} cores shared by wrk, nginx, the nodes and PostgreSQL)`)
+  console.log(
+    `nginx + two nodes / one node direct: ${Math.round((100 * balanced.rps) / direct.rps)}% (${ids.length} Synthea patients, RSS A ${a.rssMb()} MB, B ${b.rssMb()} MB, ${navigator.hardwareConcurrency} cores shared by wrk, nginx, the nodes and PostgreSQL)`,
+  )
 } finally {
   nginx?.kill('SIGQUIT')
   await nginx?.exited

@@ -15,7 +15,14 @@ const dir = mkdtempSync(join(tmpdir(), 'fhir-bench-embedded-'))
 
 /** Starts bin/start.ts; resolves with the process and ms from spawn to the first answered request. */
 async function start(): Promise<{ proc: ReturnType<typeof Bun.spawn>; ms: number; phases: string }> {
-  const env: Record<string, string | undefined> = { ...process.env, ...SERVER_ENV, DATA_DIR: join(dir, 'pglite'), PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'info' }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...SERVER_ENV,
+    DATA_DIR: join(dir, 'pglite'),
+    PORT: String(port),
+    ADMIN_API_KEY: BENCH_KEY,
+    LOG_LEVEL: 'info',
+  }
   delete env.DATABASE_URL
   delete env.REDIS_URL
   const t0 = Date.now()
@@ -26,7 +33,13 @@ async function start(): Promise<{ proc: ReturnType<typeof Bun.spawn>; ms: number
   })()
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`bin/start.ts exited (${proc.exitCode}): ${log.join('')}`)
-    if (await fetch(`${base}/fhir/metadata`).then((r) => r.ok, () => false)) break
+    if (
+      await fetch(`${base}/fhir/metadata`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break
     await Bun.sleep(10)
   }
   const ms = Date.now() - t0
@@ -55,10 +68,15 @@ try {
   const again = await start()
   console.log(`embedded restart (existing DATA_DIR) to first answered request: ${again.ms} ms`)
   try {
-    const script = pathsScript(join(dir, 'read.lua'), ids.map((id) => `/fhir/Patient/${id}`))
+    const script = pathsScript(
+      join(dir, 'read.lua'),
+      ids.map((id) => `/fhir/Patient/${id}`),
+    )
     await wrk(`${base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds: 3, script }) // warm-up
     const r = await wrk(`${base}/fhir/Patient/${ids[0]}`, { connections: 32, seconds, script })
-    console.log(`embedded read Patient/{id}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, errors ${r.errors} (${ids.length} Synthea patients, PGlite, one connection)`)
+    console.log(
+      `embedded read Patient/{id}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, errors ${r.errors} (${ids.length} Synthea patients, PGlite, one connection)`,
+    )
   } finally {
     await stop(again.proc)
   }

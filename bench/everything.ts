@@ -17,7 +17,15 @@ const headers = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'applica
 
 const server = await startBenchServer(18090, { PATIENT_API_RATE_LIMIT: '0' })
 const db = new URL(server.databaseUrl).pathname.slice(1)
-const env = { ...process.env, ...SERVER_ENV, DATABASE_URL: server.databaseUrl, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn' }
+const env = {
+  ...process.env,
+  ...SERVER_ENV,
+  DATABASE_URL: server.databaseUrl,
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  QUEUE_PREFIX: db,
+  ADMIN_API_KEY: BENCH_KEY,
+  LOG_LEVEL: 'warn',
+}
 const cwd = `${import.meta.dir}/..`
 const worker = Bun.spawn(['bun', 'run', 'workers/main.ts'], { cwd, env: { ...env, ...WORKER_ENV }, stdout: 'ignore', stderr: 'inherit' })
 const viaWorker = Bun.spawn(['bun', 'run', 'api/main.ts'], { cwd, env: { ...env, PORT: '18091', EXPORT_INLINE_MAX: '0' }, stdout: 'ignore', stderr: 'inherit' })
@@ -30,17 +38,26 @@ try {
     if (res.status !== 200) throw new Error(`load ${f}: ${res.status} ${(await res.text()).slice(0, 300)}`)
     const body = (await res.json()) as any
     loaded += body.entry.length
-    if (f === LARGEST) patientId = body.entry.map((e: any) => e.response.location).find((l: string) => l.startsWith('Patient/')).split('/')[1]
+    if (f === LARGEST)
+      patientId = body.entry
+        .map((e: any) => e.response.location)
+        .find((l: string) => l.startsWith('Patient/'))
+        .split('/')[1]
   }
   console.log(`loaded ${loaded} resources of ${readdirSync(dir).length} Synthea patients`)
   const fhirPath = `/fhir/Patient/${patientId}/$everything?_count=100`
   await measure('FHIR Patient/{id}/$everything, inline snapshot', server.base, fhirPath, headers)
   const orgKey = await linkToOrganization(patientId)
-  await measure('patient API /patients/{id}/$everything, inline snapshot', server.base, '/patients/bench_1/$everything?_count=100', { authorization: `Bearer ${orgKey}` })
+  await measure('patient API /patients/{id}/$everything, inline snapshot', server.base, '/patients/bench_1/$everything?_count=100', {
+    authorization: `Bearer ${orgKey}`,
+  })
   await waitUp('http://127.0.0.1:18091')
   await measure('FHIR Patient/{id}/$everything, EXPORT_INLINE_MAX=0 (export-cache worker)', 'http://127.0.0.1:18091', fhirPath, headers, Math.min(rounds, 50))
   // Type level over every patient: where the inline limit matters (decides EXPORT_INLINE_MAX's default).
-  for (const [label, base] of [['EXPORT_INLINE_MAX=5000 (default)', server.base], ['EXPORT_INLINE_MAX=0', 'http://127.0.0.1:18091']]) {
+  for (const [label, base] of [
+    ['EXPORT_INLINE_MAX=5000 (default)', server.base],
+    ['EXPORT_INLINE_MAX=0', 'http://127.0.0.1:18091'],
+  ]) {
     const times: number[] = []
     let total = 0
     for (let i = 0; i < 12; i++) {
@@ -49,7 +66,9 @@ try {
       if (i >= 2) times.push(performance.now() - t0)
       total = JSON.parse(text).total
     }
-    console.log(`Patient/$everything (type level, ${total} resources, snapshot by the worker), ${label}: first page p50 ${pct(times, 50)} ms, p95 ${pct(times, 95)} ms`)
+    console.log(
+      `Patient/$everything (type level, ${total} resources, snapshot by the worker), ${label}: first page p50 ${pct(times, 50)} ms, p95 ${pct(times, 95)} ms`,
+    )
   }
 } finally {
   viaWorker.kill('SIGTERM')
@@ -61,7 +80,11 @@ try {
 /** An organization, its key, and its patient `bench_1` linked to the FHIR Patient by the patient-id identifier. */
 async function linkToOrganization(patientId: string): Promise<string> {
   const post = async (path: string, body: unknown, auth = BENCH_KEY) => {
-    const res = await fetch(`${server.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`${server.base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     if (res.status !== 200 && res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
     return (await res.json()) as any
   }

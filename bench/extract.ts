@@ -19,7 +19,9 @@ for (let i = 0; i < rounds; i++) {
   rows = Object.values(x.rows).reduce((n, list) => n + list.length, 0)
 }
 const perResource = ((performance.now() - t0) * 1000) / rounds / resources.length
-console.log(`extraction: ${perResource.toFixed(1)} µs per resource over ${resources.length} resources (${rounds} rounds), ${(rows / resources.length).toFixed(1)} index rows each`)
+console.log(
+  `extraction: ${perResource.toFixed(1)} µs per resource over ${resources.length} resources (${rounds} rounds), ${(rows / resources.length).toFixed(1)} index rows each`,
+)
 const common = [...byType.entries()].sort((a, b) => b[1].length - a[1].length).slice(0, 6)
 console.log(
   common

@@ -39,7 +39,11 @@ function rssMb(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
 }
 
-async function ingest(paths: string[], port: number, clients = concurrency): Promise<{ report: ImportReport; idle: Peaks; idlePeak: Peaks; peak: Peaks; largestMb: number; cpu: string }> {
+async function ingest(
+  paths: string[],
+  port: number,
+  clients = concurrency,
+): Promise<{ report: ImportReport; idle: Peaks; idlePeak: Peaks; peak: Peaks; largestMb: number; cpu: string }> {
   const queuePrefix = `bench_ingest_${Date.now().toString(36)}`
   const server = await startBenchServer(port, { QUEUE_PREFIX: queuePrefix })
   // The worker: its own process on the same database and queues, as `bun run worker` runs it.
@@ -61,7 +65,8 @@ async function ingest(paths: string[], port: number, clients = concurrency): Pro
     const hwm = { api: peakMb(server.pid), worker: peakMb(worker.pid) }
     if (hwm.api > idlePeak.api) peak.api = Math.max(peak.api, hwm.api) // a peak between two samples
     if (hwm.worker > idlePeak.worker) peak.worker = Math.max(peak.worker, hwm.worker)
-    for (const f of report.failures.slice(0, 10)) console.error(`FAILED ${f.file}${f.entry === undefined ? '' : ` entry ${f.entry}`}: ${f.status} ${f.diagnostics.join(' | ')}`)
+    for (const f of report.failures.slice(0, 10))
+      console.error(`FAILED ${f.file}${f.entry === undefined ? '' : ` entry ${f.entry}`}: ${f.status} ${f.diagnostics.join(' | ')}`)
     return { report, idle, idlePeak, peak, largestMb: Math.max(...bundles.map((b) => b.bytes)) / 1024 / 1024, cpu: cpu.perUnit(report.resources) }
   } finally {
     await worker.stop()
@@ -88,14 +93,13 @@ async function dropQueueKeys(prefix: string): Promise<void> {
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 const smartRates: number[] = []
-for (const [folder, port] of [
-  ...Array.from({ length: runs }, () => ['synthea-smart', 18081] as const),
-  ['synthea-conditional', 18082] as const,
-]) {
+for (const [folder, port] of [...Array.from({ length: runs }, () => ['synthea-smart', 18081] as const), ['synthea-conditional', 18082] as const]) {
   if (smartOnly && folder !== 'synthea-smart') continue
   const { report, idle, idlePeak, peak, largestMb, cpu } = await ingest([dataPath(folder)], port)
   if (folder === 'synthea-smart') smartRates.push(report.resources / report.seconds)
-  const phases = report.phases.map((p) => `${p.label} ${p.bundles} bundles ${fmt(p.resources)} resources ${p.seconds.toFixed(1)} s (${fmt(p.resources / p.seconds)}/s)`).join('; ')
+  const phases = report.phases
+    .map((p) => `${p.label} ${p.bundles} bundles ${fmt(p.resources)} resources ${p.seconds.toFixed(1)} s (${fmt(p.resources / p.seconds)}/s)`)
+    .join('; ')
   console.log(
     `${folder}${warm ? ' (warm)' : ''}: ${fmt(report.resources / report.seconds)} resources/s, ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s, ${report.errors} errors, ${concurrency} clients; ${cpu.replace('each', 'per resource')}` +
       `\n  ${phases}` +
@@ -107,7 +111,9 @@ if (runs > 1) {
   const sorted = [...smartRates].sort((a, b) => a - b)
   const mid = sorted.length / 2
   const median = sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2
-  console.log(`synthea-smart${warm ? ' (warm)' : ''} over ${runs} runs: median ${fmt(median)} resources/s (${fmt(sorted[0])}-${fmt(sorted[sorted.length - 1])})`)
+  console.log(
+    `synthea-smart${warm ? ' (warm)' : ''} over ${runs} runs: median ${fmt(median)} resources/s (${fmt(sorted[0])}-${fmt(sorted[sorted.length - 1])})`,
+  )
 }
 
 if (smartOnly) process.exit(0)
@@ -125,4 +131,3 @@ try {
 } finally {
   unlinkSync(big)
 }
-

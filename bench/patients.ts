@@ -10,7 +10,11 @@ const seconds = Number(process.argv[2] ?? 10)
 const server = await startBenchServer(18087, { PATIENT_API_RATE_LIMIT: process.env.PATIENT_API_RATE_LIMIT ?? '1000000000' })
 
 async function post(path: string, key: string, json: unknown): Promise<any> {
-  const res = await fetch(`${server.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(json) })
+  const res = await fetch(`${server.base}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(json),
+  })
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`)
   return res.json()
 }
@@ -28,7 +32,11 @@ try {
   const org = await post('/admin/organizations', BENCH_KEY, { name: 'Bench' })
   const { key } = await post(`/admin/organizations/${org.id}/api-keys`, BENCH_KEY, { label: 'bench' })
   const sources: string[] = []
-  for (let i = 0; i < 30; i++) sources.push((await post('/admin/fhir-sources', BENCH_KEY, { name: `EHR ${i}`, type: i % 2 ? 'epic' : 'cerner', fhir_base_url: `https://ehr${i}.example.com/fhir` })).id)
+  for (let i = 0; i < 30; i++)
+    sources.push(
+      (await post('/admin/fhir-sources', BENCH_KEY, { name: `EHR ${i}`, type: i % 2 ? 'epic' : 'cerner', fhir_base_url: `https://ehr${i}.example.com/fhir` }))
+        .id,
+    )
   const patients: string[] = []
   for (let i = 0; i < 200; i++) patients.push((await post('/patients', key, { patient_id: `bench-${i}`, email: `p${i}@example.com` })).id)
   for (const p of patients.slice(0, 20)) {
@@ -48,7 +56,9 @@ try {
     await wrk(`${server.base}${paths[0]}`, { connections: 32, seconds: 2, script: file }) // warm-up
     const cpu = cpuMeter({ server: server.pid })
     const r = await wrk(`${server.base}${paths[0]}`, { connections: 32, seconds, script: file })
-    console.log(`${label}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (${cpu.perUnit(r.rps * seconds)})`)
+    console.log(
+      `${label}: ${Math.round(r.rps)} req/s at 32 connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (${cpu.perUnit(r.rps * seconds)})`,
+    )
   }
 } finally {
   await server.stop()

@@ -24,7 +24,9 @@ try {
     await Bun.sleep(200)
   }
   const seconds = (Date.parse(job.finishedAt) - Date.parse(job.startedAt)) / 1000
-  console.log(`$reindex: ${job.state}, ${job.processed} of ${job.total} resources in ${seconds.toFixed(1)} s = ${Math.round(job.processed / seconds)} resources/s`)
+  console.log(
+    `$reindex: ${job.state}, ${job.processed} of ${job.total} resources in ${seconds.toFixed(1)} s = ${Math.round(job.processed / seconds)} resources/s`,
+  )
 } finally {
   await sql.end()
   await worker.stop()

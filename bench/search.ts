@@ -25,11 +25,25 @@ try {
     await wrk(`${server.base}/fhir/metadata`, { connections, seconds: 2, script }) // warm-up
     const cpu = cpuMeter({ server: server.pid })
     const r = await wrk(`${server.base}/fhir/metadata`, { connections, seconds, script })
-    console.log(`${label}: ${Math.round(r.rps)} req/s at ${connections} connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (first page: ${body.entry?.length ?? 0} entries; ${cpu.perUnit(r.rps * seconds)})`)
+    console.log(
+      `${label}: ${Math.round(r.rps)} req/s at ${connections} connections, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (first page: ${body.entry?.length ?? 0} entries; ${cpu.perUnit(r.rps * seconds)})`,
+    )
   }
-  await run('Observation?subject=Patient/{id}&code=http://loinc.org|8302-2', withCode.map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`), 16)
-  await run('Patient?name=<family>', patients.map((p) => `/fhir/Patient?name=${encodeURIComponent(p.family)}`), 16)
-  await run('Observation?code=8302-2&date=ge2015&_sort=-date&_count=50', ['/fhir/Observation?code=http://loinc.org|8302-2&date=ge2015&_sort=-date&_count=50'], 1)
+  await run(
+    'Observation?subject=Patient/{id}&code=http://loinc.org|8302-2',
+    withCode.map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`),
+    16,
+  )
+  await run(
+    'Patient?name=<family>',
+    patients.map((p) => `/fhir/Patient?name=${encodeURIComponent(p.family)}`),
+    16,
+  )
+  await run(
+    'Observation?code=8302-2&date=ge2015&_sort=-date&_count=50',
+    ['/fhir/Observation?code=http://loinc.org|8302-2&date=ge2015&_sort=-date&_count=50'],
+    1,
+  )
   const [{ n: obs }] = await sql<{ n: number }[]>`select count(*)::int as n from resource where res_type = 'Observation'`
   const times: number[] = []
   let total = 0

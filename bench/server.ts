@@ -36,7 +36,17 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
   // an A/B, with the same SERVER_ENV.
   const proc = Bun.spawn(['bun', ...profileArgs('api'), 'run', 'api/main.ts'], {
     cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
-    env: { ...process.env, ...SERVER_ENV, DATABASE_URL: `${pg}/${db}`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: db, PORT: String(port), ADMIN_API_KEY: BENCH_KEY, LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      ...SERVER_ENV,
+      DATABASE_URL: `${pg}/${db}`,
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      QUEUE_PREFIX: db,
+      PORT: String(port),
+      ADMIN_API_KEY: BENCH_KEY,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -74,8 +84,19 @@ export function profileArgs(role: string): string[] {
 }
 
 /** Runs wrk and returns requests/s and latency percentiles (ms). */
-export async function wrk(url: string, opts: { connections: number; seconds: number; threads?: number; script?: string }): Promise<{ rps: number; p50: number; p90: number; p99: number; errors: number; raw: string }> {
-  const args = ['wrk', `-t${opts.threads ?? Math.min(2, opts.connections)}`, `-c${opts.connections}`, `-d${opts.seconds}s`, '--latency', '-H', `Authorization: Bearer ${BENCH_KEY}`]
+export async function wrk(
+  url: string,
+  opts: { connections: number; seconds: number; threads?: number; script?: string },
+): Promise<{ rps: number; p50: number; p90: number; p99: number; errors: number; raw: string }> {
+  const args = [
+    'wrk',
+    `-t${opts.threads ?? Math.min(2, opts.connections)}`,
+    `-c${opts.connections}`,
+    `-d${opts.seconds}s`,
+    '--latency',
+    '-H',
+    `Authorization: Bearer ${BENCH_KEY}`,
+  ]
   if (opts.script) args.push('-s', opts.script)
   args.push(url)
   const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'inherit' })
@@ -94,7 +115,10 @@ export async function wrk(url: string, opts: { connections: number; seconds: num
 }
 
 /** A worker process on the bench server's database and queues, as `bun run worker` runs it. */
-export async function startBenchWorker(server: BenchServer, queuePrefix = server.databaseUrl.split('/').pop() as string): Promise<{ pid: number; stop(): Promise<void> }> {
+export async function startBenchWorker(
+  server: BenchServer,
+  queuePrefix = server.databaseUrl.split('/').pop() as string,
+): Promise<{ pid: number; stop(): Promise<void> }> {
   const proc = Bun.spawn(['bun', ...profileArgs('worker'), 'run', 'workers/main.ts'], {
     cwd: process.env.BENCH_TREE ?? `${import.meta.dir}/..`,
     env: {

@@ -27,7 +27,10 @@ try {
   const repo = await createRepo(sql, config)
   const run = transactionProcessor(repo, config, 'bench-secret')
   const dir = dataPath('synthea-smart')
-  const texts = readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => readFileSync(join(dir, f), 'utf8'))
+  const texts = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
   const entries = texts.reduce((n, t) => n + JSON.parse(t).entry.length, 0)
   for (let pass = 1; pass <= passes; pass++) {
     const pg0 = cpuSecondsOf('postgres')

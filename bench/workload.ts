@@ -22,6 +22,9 @@ export async function seedPatients(base: string): Promise<string[]> {
 
 /** Writes a wrk script that GETs `paths` in turn; returns its file name. */
 export function pathsScript(file: string, paths: string[]): string {
-  writeFileSync(file, `paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", paths[(n % #paths) + 1])\nend\n`)
+  writeFileSync(
+    file,
+    `paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nn = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("GET", paths[(n % #paths) + 1])\nend\n`,
+  )
   return file
 }

@@ -137,7 +137,8 @@ async function postBundle(bundle: BundleFile, opts: ImportOptions): Promise<{ re
   for (const [i, e] of (body.entry ?? []).entries()) {
     const status = Number.parseInt(String(e?.response?.status ?? ''), 10)
     if (status >= 200 && status < 300) resources++
-    else failures.push({ file, status: Number.isNaN(status) ? 0 : status, entry: i, diagnostics: e?.response?.outcome ? diagnosticsOf(e.response.outcome) : [] })
+    else
+      failures.push({ file, status: Number.isNaN(status) ? 0 : status, entry: i, diagnostics: e?.response?.outcome ? diagnosticsOf(e.response.outcome) : [] })
   }
   return { resources, failures }
 }
@@ -226,7 +227,9 @@ if (import.meta.main) {
     console.error(`FAILED ${f.file}${where}: ${f.status || 'no response'} ${f.diagnostics.join(' | ')}`)
   }
   for (const ph of report.phases)
-    console.log(`${ph.label}: ${ph.bundles} bundles, ${fmt(ph.resources)} resources in ${ph.seconds.toFixed(1)} s (${fmt(ph.resources / ph.seconds)} resources/s)`)
+    console.log(
+      `${ph.label}: ${ph.bundles} bundles, ${fmt(ph.resources)} resources in ${ph.seconds.toFixed(1)} s (${fmt(ph.resources / ph.seconds)} resources/s)`,
+    )
   console.log(
     `imported ${report.ok}/${report.total} bundles, ${fmt(report.resources)} resources in ${report.seconds.toFixed(1)} s (${fmt(report.resources / report.seconds)} resources/s), ${report.errors} errors`,
   )

@@ -93,7 +93,11 @@ const truthy = (v: string | undefined, dflt: boolean) => (v === undefined ? dflt
 
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const known = Object.fromEntries(Object.keys(Env.properties).filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]))
+  const known = Object.fromEntries(
+    Object.keys(Env.properties)
+      .filter((k) => env[k] !== undefined && env[k] !== '')
+      .map((k) => [k, env[k]]),
+  )
   const first = Value.Errors(Env, known).First()
   if (first) {
     const name = first.path.replace(/^\//, '')

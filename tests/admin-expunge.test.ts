@@ -200,7 +200,10 @@ describe('type and system level', () => {
     const bundle = (method: string, ids: string[]) => ({
       resourceType: 'Bundle',
       type: 'transaction',
-      entry: ids.map((id) => ({ request: { method, url: `Basic/${id}` }, ...(method === 'PUT' ? { resource: { resourceType: 'Basic', id, code: { text: 'bulk' } } } : {}) })),
+      entry: ids.map((id) => ({
+        request: { method, url: `Basic/${id}` },
+        ...(method === 'PUT' ? { resource: { resourceType: 'Basic', id, code: { text: 'bulk' } } } : {}),
+      })),
     })
     const ids = Array.from({ length: n }, (_, i) => `bulk-${i}`)
     expect((await s.fhirFetch('', { method: 'POST', json: bundle('PUT', ids) })).status).toBe(200)
@@ -226,7 +229,11 @@ describe('as an admin job', () => {
   test('each expunge is a job with its count; Prefer: respond-async answers 202 with its status address', async () => {
     const a = await create({ resourceType: 'Basic', code: { text: 'async-expunge' } })
     await put({ ...a, code: { text: 'async-expunge v2' } })
-    const res = await s.fhirFetch(`/Basic/${a.id}/$expunge`, { method: 'POST', json: params(bool('expungePreviousVersions')), headers: { prefer: 'respond-async' } })
+    const res = await s.fhirFetch(`/Basic/${a.id}/$expunge`, {
+      method: 'POST',
+      json: params(bool('expungePreviousVersions')),
+      headers: { prefer: 'respond-async' },
+    })
     expect(res.status).toBe(202)
     const status = res.headers.get('content-location') as string
     expect(status).toMatch(/\/admin\/jobs\/[0-9a-f-]{36}$/)

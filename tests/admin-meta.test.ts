@@ -38,7 +38,12 @@ beforeAll(async () => {
     active: true,
   })
   await create({ resourceType: 'Patient', meta: { tag: [{ system: TAGS, code: 'other' }] } })
-  await create({ resourceType: 'Observation', meta: { tag: [{ system: TAGS, code: 'obs', display: 'Observation tag' }] }, status: 'final', code: { text: 'x' } })
+  await create({
+    resourceType: 'Observation',
+    meta: { tag: [{ system: TAGS, code: 'obs', display: 'Observation tag' }] },
+    status: 'final',
+    code: { text: 'x' },
+  })
 })
 
 describe('$meta', () => {
@@ -104,7 +109,17 @@ describe('$meta-add and $meta-delete', () => {
     const p = await create({ resourceType: 'Patient', meta: { tag: [{ system: TAGS, code: 'a' }] }, active: true })
     expect(await ids(`/Patient?_tag=${TAGS}|b`)).toEqual([])
     const meta = await returned(
-      await post(`/Patient/${p.id}/$meta-add`, metaParams({ tag: [{ system: TAGS, code: 'b', display: 'B' }, { system: TAGS, code: 'a', display: 'ignored' }], security: [{ system: CONF, code: 'N' }], profile: [P2] })),
+      await post(
+        `/Patient/${p.id}/$meta-add`,
+        metaParams({
+          tag: [
+            { system: TAGS, code: 'b', display: 'B' },
+            { system: TAGS, code: 'a', display: 'ignored' },
+          ],
+          security: [{ system: CONF, code: 'N' }],
+          profile: [P2],
+        }),
+      ),
     )
     expect(meta).toEqual({
       versionId: '1',
@@ -130,10 +145,22 @@ describe('$meta-add and $meta-delete', () => {
   test('delete: removes matching tags, security labels and profiles; searches stop finding them', async () => {
     const p = await create({
       resourceType: 'Patient',
-      meta: { profile: [P1, P2], security: [{ system: CONF, code: 'V' }], tag: [{ system: TAGS, code: 'keep' }, { system: TAGS, code: 'drop' }] },
+      meta: {
+        profile: [P1, P2],
+        security: [{ system: CONF, code: 'V' }],
+        tag: [
+          { system: TAGS, code: 'keep' },
+          { system: TAGS, code: 'drop' },
+        ],
+      },
     })
     expect(await ids(`/Patient?_tag=${TAGS}|drop`)).toEqual([p.id])
-    const meta = await returned(await post(`/Patient/${p.id}/$meta-delete`, metaParams({ tag: [{ system: TAGS, code: 'drop' }], security: [{ system: CONF, code: 'V' }], profile: [P1] })))
+    const meta = await returned(
+      await post(
+        `/Patient/${p.id}/$meta-delete`,
+        metaParams({ tag: [{ system: TAGS, code: 'drop' }], security: [{ system: CONF, code: 'V' }], profile: [P1] }),
+      ),
+    )
     expect(meta).toEqual({ versionId: '1', lastUpdated: p.meta.lastUpdated, profile: [P2], tag: [{ system: TAGS, code: 'keep' }] })
     expect((await readJson(await s.fhirFetch(`/Patient/${p.id}`))).meta.security).toBeUndefined()
     expect(await ids(`/Patient?_tag=${TAGS}|drop`)).toEqual([])

@@ -17,7 +17,11 @@ describe('GET /metrics', () => {
 
   test('counts requests by surface and status, and shows queue depths and job durations', async () => {
     for (let i = 0; i < 3; i++) await s.fhirFetch('/Patient/nope')
-    const bundle = { resourceType: 'Bundle', type: 'transaction', entry: [{ resource: { resourceType: 'Patient' }, request: { method: 'POST', url: 'Patient' } }] }
+    const bundle = {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [{ resource: { resourceType: 'Patient' }, request: { method: 'POST', url: 'Patient' } }],
+    }
     expect((await s.fhirFetch('', { method: 'POST', json: bundle })).status).toBe(200)
     const res = await fetch(`${s.base}/metrics`, { headers: bearer(ADMIN_KEY) })
     expect(res.status).toBe(200)

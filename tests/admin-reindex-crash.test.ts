@@ -75,6 +75,9 @@ test('a worker killed mid-reindex: a new worker resumes from the checkpoint and 
     }
   }
   expect(done).toMatchObject({ state: 'completed', total, processed: total, result: { reindexed: total } })
-  const search = await fetch(`${cluster.base}/fhir/Observation?obs-state=final,amended,preliminary,registered,corrected,cancelled,entered-in-error,unknown&_summary=count&_total=accurate`, { headers })
+  const search = await fetch(
+    `${cluster.base}/fhir/Observation?obs-state=final,amended,preliminary,registered,corrected,cancelled,entered-in-error,unknown&_summary=count&_total=accurate`,
+    { headers },
+  )
   expect(((await search.json()) as any).total).toBe(observations)
 }, 180_000)

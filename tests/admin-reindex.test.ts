@@ -60,7 +60,10 @@ describe('$reindex (system level, as a job)', () => {
     const bundle = {
       resourceType: 'Bundle',
       type: 'batch',
-      entry: Array.from({ length: 1200 }, (_, i) => ({ resource: patient(i, i % 3 === 0 ? 'Smithers' : 'Jones'), request: { method: 'POST', url: 'Patient' } })),
+      entry: Array.from({ length: 1200 }, (_, i) => ({
+        resource: patient(i, i % 3 === 0 ? 'Smithers' : 'Jones'),
+        request: { method: 'POST', url: 'Patient' },
+      })),
     }
     expect((await s.fhirFetch('', { method: 'POST', json: bundle })).status).toBe(200)
     await addSearchParameter('maiden')
@@ -122,7 +125,8 @@ describe('$reindex (system level, as a job)', () => {
 
   test('admin operations need the admin scope', async () => {
     const { key } = await createApiKey(s.sql, 'writer', ['read', 'write'])
-    for (const op of ['/$reindex', '/$mark-all-resources-for-reindexing', '/$perform-reindexing-pass']) expect((await post(op, undefined, key)).status).toBe(403)
+    for (const op of ['/$reindex', '/$mark-all-resources-for-reindexing', '/$perform-reindexing-pass'])
+      expect((await post(op, undefined, key)).status).toBe(403)
     expect((await s.fhirFetch('/$reindex', { method: 'POST', key: null })).status).toBe(401)
     expect((await adminGet('/admin/jobs', key)).status).toBe(403)
   })
@@ -195,7 +199,9 @@ describe('$mark-all-resources-for-reindexing and $perform-reindexing-pass', () =
   test('marked resources are reindexed by a pass', async () => {
     await addSearchParameter('maiden2')
     expect(await searchTotal('maiden2=Smithers')).toBe(0)
-    const marked = await readJson(await post('/$mark-all-resources-for-reindexing', { resourceType: 'Parameters', parameter: [{ name: 'type', valueCode: 'Patient' }] }))
+    const marked = await readJson(
+      await post('/$mark-all-resources-for-reindexing', { resourceType: 'Parameters', parameter: [{ name: 'type', valueCode: 'Patient' }] }),
+    )
     expect(marked).toEqual({ resourceType: 'Parameters', parameter: [{ name: 'status', valueString: 'Marked resources' }] })
     const [{ pending }] = await s.sql`select count(*)::int as pending from reindex_pending`
     expect(pending).toBeGreaterThan(0)

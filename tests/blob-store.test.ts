@@ -7,12 +7,15 @@ import { defineJob } from '../shared/jobs/definition'
 import { Type } from '@sinclair/typebox'
 
 const port = 20000 + Math.floor(Math.random() * 20000)
-const startRedis = () => Bun.spawnSync(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'yes', '--save', '', '--appendonly', 'no'])
+const startRedis = () =>
+  Bun.spawnSync(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'yes', '--save', '', '--appendonly', 'no'])
 const stopRedis = () => Bun.spawnSync(['redis-cli', '-p', String(port), 'shutdown', 'nosave'])
 
 async function waitFor(up: boolean): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    const ok = Bun.spawnSync(['redis-cli', '-p', String(port), 'ping']).stdout.toString().includes('PONG')
+    const ok = Bun.spawnSync(['redis-cli', '-p', String(port), 'ping'])
+      .stdout.toString()
+      .includes('PONG')
     if (ok === up) return
     await Bun.sleep(50)
   }

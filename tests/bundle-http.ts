@@ -24,7 +24,12 @@ export const del = (url: string) => ({ request: { method: 'DELETE', url } })
 export const get = (url: string) => ({ request: { method: 'GET', url } })
 
 export const patient = (value: string, extra: Record<string, unknown> = {}) => ({ resourceType: 'Patient', identifier: [{ system: SYS, value }], ...extra })
-export const organization = (value: string, extra: Record<string, unknown> = {}) => ({ resourceType: 'Organization', identifier: [{ system: SYS, value }], name: value, ...extra })
+export const organization = (value: string, extra: Record<string, unknown> = {}) => ({
+  resourceType: 'Organization',
+  identifier: [{ system: SYS, value }],
+  name: value,
+  ...extra,
+})
 export const observation = (subject: string, extra: Record<string, unknown> = {}) => ({
   resourceType: 'Observation',
   status: 'final',

@@ -12,7 +12,13 @@ afterAll(() => redis.quit())
 const bundle = (family: string) => ({
   resourceType: 'Bundle',
   type: 'transaction',
-  entry: [{ fullUrl: 'urn:uuid:11111111-2222-3333-4444-555555555555', resource: { resourceType: 'Patient', name: [{ family }] }, request: { method: 'POST', url: 'Patient' } }],
+  entry: [
+    {
+      fullUrl: 'urn:uuid:11111111-2222-3333-4444-555555555555',
+      resource: { resourceType: 'Patient', name: [{ family }] },
+      request: { method: 'POST', url: 'Patient' },
+    },
+  ],
 })
 
 async function finished(statusUrl: string): Promise<Response> {
@@ -71,7 +77,12 @@ describe('transaction bundle job payload', () => {
     const bad = {
       resourceType: 'Bundle',
       type: 'transaction',
-      entry: [{ resource: { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: 'Patient/blob-missing' } }, request: { method: 'POST', url: 'Observation' } }],
+      entry: [
+        {
+          resource: { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: 'Patient/blob-missing' } },
+          request: { method: 'POST', url: 'Observation' },
+        },
+      ],
     }
     const res = await s.fhirFetch('', { method: 'POST', json: bad })
     expect(res.status).toBe(400)

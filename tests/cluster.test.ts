@@ -176,7 +176,9 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
     const pageLines = async () => {
       // nginx logs a request after answering it: give the last line a moment.
       for (let i = 0; i < 50; i++, await Bun.sleep(20)) {
-        const lines = readFileSync(join(dir, 'logs/access.log'), 'utf8').split('\n').filter((l) => l.includes('_getpages'))
+        const lines = readFileSync(join(dir, 'logs/access.log'), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('_getpages'))
         if (lines.length >= pages - 1) return lines
       }
       throw new Error('nginx did not log the page requests')
@@ -207,7 +209,11 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
         resourceType: 'Bundle',
         type: 'transaction',
         entry: [
-          { fullUrl: 'urn:uuid:8c3ab4c6-0f53-4b8e-9a57-0f6b3b0d0001', resource: patient(`urn:${RUN}:b`, 'b-1', family), request: { method: 'POST', url: 'Patient' } },
+          {
+            fullUrl: 'urn:uuid:8c3ab4c6-0f53-4b8e-9a57-0f6b3b0d0001',
+            resource: patient(`urn:${RUN}:b`, 'b-1', family),
+            request: { method: 'POST', url: 'Patient' },
+          },
           {
             resource: {
               resourceType: 'Observation',
@@ -237,7 +243,11 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
   test('a respond-async transaction submitted to node A is watched to completion from node B', async () => {
     const n = 300
     const entry = [...Array(n).keys()].map((i) => ({ resource: patient(`urn:${RUN}:c`, `c-${i}`, `Async${RUN}`), request: { method: 'POST', url: 'Patient' } }))
-    const res = await call(direct[0], '', { method: 'POST', json: { resourceType: 'Bundle', type: 'transaction', entry }, headers: { prefer: 'respond-async' } })
+    const res = await call(direct[0], '', {
+      method: 'POST',
+      json: { resourceType: 'Bundle', type: 'transaction', entry },
+      headers: { prefer: 'respond-async' },
+    })
     expect(res.status).toBe(202)
     const location = res.headers.get('content-location') as string
     expect(location).toContain('$bundle-status?_jobId=')
@@ -290,7 +300,9 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
 
     const created = attempts.filter((a) => a.status === 201)
     const failed = attempts.filter((a) => a.status !== 201)
-    console.log(`  creates through nginx: ${attempts.length} (${before} before the stop), 201: ${created.length}, failed: ${failed.length} ${JSON.stringify([...new Set(failed.map((f) => f.status))])}`)
+    console.log(
+      `  creates through nginx: ${attempts.length} (${before} before the stop), 201: ${created.length}, failed: ${failed.length} ${JSON.stringify([...new Set(failed.map((f) => f.status))])}`,
+    )
     expect(created.length).toBeGreaterThan(before) // writes went on after node B left
     for (const f of failed) expect(f.status).toBe(502)
 
@@ -318,7 +330,11 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
     const system = `urn:${RUN}:e`
     const n = Number(process.env.CLUSTER_KILL_BUNDLE ?? 6000)
     const entry = [...Array(n).keys()].map((i) => ({ resource: patient(system, `e-${i}`, `Kill${RUN}`), request: { method: 'POST', url: 'Patient' } }))
-    const res = await call(direct[0], '', { method: 'POST', json: { resourceType: 'Bundle', type: 'transaction', entry }, headers: { prefer: 'respond-async' } })
+    const res = await call(direct[0], '', {
+      method: 'POST',
+      json: { resourceType: 'Bundle', type: 'transaction', entry },
+      headers: { prefer: 'respond-async' },
+    })
     expect(res.status).toBe(202)
     // Watched through nginx (node B is gone by now: the balancer sends everything to node A).
     const status = onOrigin(res.headers.get('content-location') as string, lb)

@@ -6,7 +6,17 @@ import { verifySignature } from '../shared/webhooks/signature'
 import { adminFetch, call } from './patients-client'
 import { useTestServer } from './harness'
 import { startTestEhr, type TestEhr } from './support/test-ehr'
-import { type ConnectSetup, connectionState, createFlow, flowConnections, pressConnect, setupConnect, syncDone, throughEhr, waitFor } from './support/test-ehr-flow'
+import {
+  type ConnectSetup,
+  connectionState,
+  createFlow,
+  flowConnections,
+  pressConnect,
+  setupConnect,
+  syncDone,
+  throughEhr,
+  waitFor,
+} from './support/test-ehr-flow'
 import { type Receiver, startReceiver } from './support/test-ehr-receiver'
 
 const s = useTestServer({ CONNECT_RESYNC_INTERVAL_MS: '0', WEBHOOK_RETRY_DELAYS_MS: '0,100', TOKEN_ENCRYPTION_KEY: 'ab'.repeat(32) })
@@ -21,7 +31,7 @@ beforeAll(async () => {
   const res = await call(s, setup.org, '/webhooks', { method: 'POST', json: { url: hooks.url, events: ['*'] } })
   expect(res.status).toBe(200)
   hooks.status = 200
-  ;(globalThis as any).whsec = (await res.json() as any).secret
+  ;(globalThis as any).whsec = ((await res.json()) as any).secret
 })
 afterAll(async () => {
   hooks?.stop()
@@ -37,7 +47,11 @@ describe('picker mode outcomes', () => {
     const html = await consent.text()
     expect(html).toContain('value="approve">Approve</button>')
     const request = /name="request" value="([^"]+)"/.exec(html)?.[1] as string
-    const denied = await fetch(`${ehr.origin}/authorize/decision`, { method: 'POST', body: new URLSearchParams({ request, decision: 'deny' }), redirect: 'manual' })
+    const denied = await fetch(`${ehr.origin}/authorize/decision`, {
+      method: 'POST',
+      body: new URLSearchParams({ request, decision: 'deny' }),
+      redirect: 'manual',
+    })
     const back = await fetch(denied.headers.get('location') as string, { redirect: 'manual' })
     expect(back.status).toBe(303)
     expect(back.headers.get('location')).toBe(`/connect/${flow.id}?result=denied`)
@@ -76,7 +90,11 @@ describe('picker mode outcomes', () => {
     const res = await fetch(flow.url)
     expect(res.status).toBe(410)
     expect(await res.text()).toContain('This link has expired')
-    const connect = await fetch(`${s.base}/connect/${flow.id}/authorize`, { method: 'POST', body: new URLSearchParams({ source_id: setup.source.id }), redirect: 'manual' })
+    const connect = await fetch(`${s.base}/connect/${flow.id}/authorize`, {
+      method: 'POST',
+      body: new URLSearchParams({ source_id: setup.source.id }),
+      redirect: 'manual',
+    })
     expect(connect.status).toBe(410)
     expect((await fetch(`${s.base}/connect/${flow.id}/done`, { method: 'POST', redirect: 'manual' })).status).toBe(410)
     expect((await fetch(`${s.base}/connect/pf_unknown`)).status).toBe(404)
@@ -95,7 +113,7 @@ describe('direct mode', () => {
     expect(back.status).toBe(303)
     const ret = new URL(back.headers.get('location') as string)
     expect(Object.fromEntries(ret.searchParams)).toEqual({ patient_id: 'p-direct', patient_flow_id: flow.id, success: 'true', connection_id: setup.source.id })
-    expect((await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json() as any).status).toBe('complete')
+    expect(((await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json()) as any).status).toBe('complete')
     const completed = await waitFor(async () => hooks.ofType('patient_flow.completed').find((d) => d.event.data.object.id === flow.id))
     expect(completed.event.data.object.connections[0].status).toBe('active')
   })

@@ -33,7 +33,12 @@ afterAll(async () => {
 
 test('picker -> consent at the EHR -> Done, in Chromium', async () => {
   const returnUrl = `http://127.0.0.1:${app.port}/connected`
-  const flow = await createFlow(s, setup.org, { patient_id: 'browser-1', return_url: returnUrl, return_button_label: 'Acme', recommended_connection_ids: [setup.source.id] })
+  const flow = await createFlow(s, setup.org, {
+    patient_id: 'browser-1',
+    return_url: returnUrl,
+    return_button_label: 'Acme',
+    recommended_connection_ids: [setup.source.id],
+  })
   const page = await browser.newPage({ viewport: { width: 390, height: 844 } }) // a phone
   await page.goto(flow.url)
   expect(await page.title()).toBe('Connect your health records')
@@ -50,7 +55,7 @@ test('picker -> consent at the EHR -> Done, in Chromium', async () => {
   expect(await page.locator('h1').innerText()).toBe('Welcome back to Acme')
   await page.close()
 
-  const got = await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json() as any
+  const got = (await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json()) as any
   expect(got.status).toBe('complete')
   expect(got.connections[0].status).toBe('active')
   const done = await syncDone(s, setup.org, 'browser-1', got.connections[0].id)

@@ -46,7 +46,21 @@ async function compartment(fetchJson: (path: string) => Promise<any>, patientId:
   const types = new Set<string>()
   const out: string[] = [fingerprint(await fetchJson(`/Patient/${patientId}`))]
   // The types present at the source: every resource that references the patient.
-  for (const t of ['AllergyIntolerance', 'CarePlan', 'CareTeam', 'Claim', 'Condition', 'DiagnosticReport', 'Encounter', 'ExplanationOfBenefit', 'Goal', 'Immunization', 'MedicationRequest', 'Observation', 'Procedure'])
+  for (const t of [
+    'AllergyIntolerance',
+    'CarePlan',
+    'CareTeam',
+    'Claim',
+    'Condition',
+    'DiagnosticReport',
+    'Encounter',
+    'ExplanationOfBenefit',
+    'Goal',
+    'Immunization',
+    'MedicationRequest',
+    'Observation',
+    'Procedure',
+  ])
     types.add(t)
   for (const t of types) {
     const b = await fetchJson(`/Patient/${patientId}/${t}?_count=200`)
@@ -113,11 +127,11 @@ describe('picker mode, end to end', () => {
   test("the sync stores the source patient's records under our ids, linked and tagged with the source", async () => {
     const done = await syncDone(s, setup.org, patientId, conn.id)
     expect(done.sync).toMatchObject({ status: 'succeeded', error: null })
-    const sourceBundle = await (await ehr.source.fhirFetch(`/Patient/${ehr.patientId}`)).json() as any
+    const sourceBundle = (await (await ehr.source.fhirFetch(`/Patient/${ehr.patientId}`)).json()) as any
     expect(sourceBundle.id).toBe(ehr.patientId)
 
     const system = patientIdSystem(setup.org.id)
-    const found = await (await s.fhirFetch(`/Patient?identifier=${encodeURIComponent(`${system}|${patientId}`)}`)).json() as any
+    const found = (await (await s.fhirFetch(`/Patient?identifier=${encodeURIComponent(`${system}|${patientId}`)}`)).json()) as any
     expect(found.entry).toHaveLength(1)
     const ours = found.entry[0].resource
     expect(ours.id).not.toBe(ehr.patientId)
@@ -130,7 +144,7 @@ describe('picker mode, end to end', () => {
     expect(done.sync.total).toBeGreaterThanOrEqual(sourceSide.length)
 
     // References point at our copies: an Encounter's subject is our Patient, its provider ours too.
-    const enc = await (await s.fhirFetch(`/Patient/${ours.id}/Encounter?_count=1`)).json() as any
+    const enc = (await (await s.fhirFetch(`/Patient/${ours.id}/Encounter?_count=1`)).json()) as any
     const e = enc.entry[0].resource
     expect(e.subject.reference).toBe(`Patient/${ours.id}`)
     expect(e.meta.source).toBe(`${ehr.fhirBase}#${setup.source.id}`)
@@ -143,11 +157,15 @@ describe('picker mode, end to end', () => {
     const back = new URL(res.headers.get('location') as string)
     expect(`${back.origin}${back.pathname}`).toBe('https://app.example.com/back')
     expect(Object.fromEntries(back.searchParams)).toEqual({ patient_id: patientId, patient_flow_id: flow.id })
-    expect((await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json() as any).status).toBe('complete')
+    expect(((await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json()) as any).status).toBe('complete')
     const page = await fetch(flow.url)
     expect(await page.text()).toContain('You are all set')
     // A completed flow cannot start another authorization.
-    const again = await fetch(`${s.base}/connect/${flow.id}/authorize`, { method: 'POST', body: new URLSearchParams({ source_id: setup.source.id }), redirect: 'manual' })
+    const again = await fetch(`${s.base}/connect/${flow.id}/authorize`, {
+      method: 'POST',
+      body: new URLSearchParams({ source_id: setup.source.id }),
+      redirect: 'manual',
+    })
     expect(again.status).not.toBe(303)
   })
 
@@ -155,7 +173,7 @@ describe('picker mode, end to end', () => {
     const before = (await s.sql<{ n: number }[]>`select count(*)::int as n from resource where not deleted`)[0].n
     const first = await syncDone(s, setup.org, patientId, conn.id)
     // Change a resource at the source; the next periodic pull brings the change.
-    const cond = (await (await ehr.source.fhirFetch(`/Patient/${ehr.patientId}/Condition?_count=1`)).json() as any).entry[0].resource
+    const cond = ((await (await ehr.source.fhirFetch(`/Patient/${ehr.patientId}/Condition?_count=1`)).json()) as any).entry[0].resource
     cond.note = [{ text: 'changed at the source' }]
     expect((await ehr.source.fhirFetch(`/Condition/${cond.id}`, { method: 'PUT', json: cond })).status).toBe(200)
     const next = await syncDone(s, setup.org, patientId, conn.id, first.sync.last_synced_at)
@@ -163,7 +181,7 @@ describe('picker mode, end to end', () => {
     const after = (await s.sql<{ n: number }[]>`select count(*)::int as n from resource where not deleted`)[0].n
     expect(after).toBe(before)
     const [changed] = await s.sql<{ our_id: string }[]>`select our_id from connect_resource_map where res_type = 'Condition' and source_id = ${cond.id}`
-    const ours = await (await s.fhirFetch(`/Condition/${changed.our_id}`)).json() as any
+    const ours = (await (await s.fhirFetch(`/Condition/${changed.our_id}`)).json()) as any
     expect(ours.note).toEqual([{ text: 'changed at the source' }])
     expect(ours.meta.versionId).toBe('2')
     const versions = await s.sql<{ n: number }[]>`select count(*)::int as n from resource where version > 1`
@@ -175,10 +193,10 @@ describe('picker mode, end to end', () => {
     expect(bad.status).toBe(400)
     const res = await call(s, setup.org, `/patients/${patientId}/connections/${conn.id}?delete_records=true`, { method: 'DELETE' })
     expect(res.status).toBe(200)
-    const body = await res.json() as any
+    const body = (await res.json()) as any
     expect(body).toMatchObject({ id: conn.id, resource_type: 'connection', disconnected: true })
     expect(body.records_removed).toBeGreaterThan(50)
-    const c = await (await call(s, setup.org, `/patients/${patientId}`)).json() as any
+    const c = (await (await call(s, setup.org, `/patients/${patientId}`)).json()) as any
     expect(c.connections[0]).toMatchObject({ id: conn.id, status: 'disconnected' })
     const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from resource where not deleted`
     expect(n).toBe(0)

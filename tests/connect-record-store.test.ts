@@ -17,7 +17,13 @@ test('concurrent pulls of the same records: both succeed, each record is stored 
   const scope = { organizationId: org.id, patientId: patient.id, fhirSourceId: 'src_race', fhirBaseUrl: 'https://ehr.example.org/fhir', sourcePatientId: 'p1' }
   const records = [
     { resourceType: 'Patient', id: 'p1', name: [{ family: 'Race' }] },
-    ...Array.from({ length: 300 }, (_, i) => ({ resourceType: 'Observation', id: `o${i}`, status: 'final', code: { text: 'x' }, subject: { reference: 'Patient/p1' } })),
+    ...Array.from({ length: 300 }, (_, i) => ({
+      resourceType: 'Observation',
+      id: `o${i}`,
+      status: 'final',
+      code: { text: 'x' },
+      subject: { reference: 'Patient/p1' },
+    })),
   ]
   const results = await Promise.all([0, 1, 2, 3, 4, 5].map(() => storeRecords(ctx, s.sql, scope, structuredClone(records))))
   for (const r of results) expect(r.total).toBe(301)

@@ -33,20 +33,31 @@ function freePort(): number {
 
 async function start(): Promise<Server> {
   const port = freePort()
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: KEY, LOG_LEVEL: 'info' }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ADMIN_API_KEY: KEY,
+    LOG_LEVEL: 'info',
+  }
   delete env.DATABASE_URL
   delete env.REDIS_URL
   const t0 = performance.now()
   const proc = Bun.spawn([process.execPath, 'run', 'bin/start.ts'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const output: string[] = []
   const dec = new TextDecoder()
-  for (const s of [proc.stdout, proc.stderr]) void (async () => {
-    for await (const chunk of s) output.push(dec.decode(chunk))
-  })()
+  for (const s of [proc.stdout, proc.stderr])
+    void (async () => {
+      for await (const chunk of s) output.push(dec.decode(chunk))
+    })()
   const base = `http://127.0.0.1:${port}`
   for (const until = t0 + 30_000; performance.now() < until; await Bun.sleep(10)) {
     if (proc.exitCode !== null) throw new Error(`bin/start.ts exited (${proc.exitCode}):\n${output.join('')}`)
-    const ok = await fetch(`${base}/fhir/metadata`).then((r) => r.ok, () => false)
+    const ok = await fetch(`${base}/fhir/metadata`).then(
+      (r) => r.ok,
+      () => false,
+    )
     if (ok) return { proc, output, base, startMs: Math.round(performance.now() - t0) }
   }
   proc.kill('SIGKILL')
@@ -132,9 +143,18 @@ describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () 
         resourceType: 'Bundle',
         type: 'transaction',
         entry: [
-          { fullUrl: 'urn:uuid:2f1c6a0e-7d3b-4a55-b1a7-000000000001', resource: { resourceType: 'Patient', name: [{ family: FAMILY, given: ['Tx'] }] }, request: { method: 'POST', url: 'Patient' } },
           {
-            resource: { resourceType: 'Observation', status: 'final', code: { text: 'weight' }, subject: { reference: 'urn:uuid:2f1c6a0e-7d3b-4a55-b1a7-000000000001' } },
+            fullUrl: 'urn:uuid:2f1c6a0e-7d3b-4a55-b1a7-000000000001',
+            resource: { resourceType: 'Patient', name: [{ family: FAMILY, given: ['Tx'] }] },
+            request: { method: 'POST', url: 'Patient' },
+          },
+          {
+            resource: {
+              resourceType: 'Observation',
+              status: 'final',
+              code: { text: 'weight' },
+              subject: { reference: 'urn:uuid:2f1c6a0e-7d3b-4a55-b1a7-000000000001' },
+            },
             request: { method: 'POST', url: 'Observation' },
           },
         ],
@@ -178,7 +198,7 @@ describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () 
   })
 
   test('admin jobs run in process: $reindex to completion, $expunge answers its count', async () => {
-    const out = await (await call('/$reindex', { method: 'POST', json: { resourceType: 'Parameters' } })).json() as any
+    const out = (await (await call('/$reindex', { method: 'POST', json: { resourceType: 'Parameters' } })).json()) as any
     const id = out.parameter[0].valueString
     let job: any
     for (const until = Date.now() + 20_000; Date.now() < until; await Bun.sleep(20)) {
@@ -188,14 +208,21 @@ describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () 
     expect(job).toMatchObject({ kind: 'reindex', state: 'completed' })
     expect(job.processed).toBe(job.total)
     expect(job.total).toBeGreaterThan(200)
-    const expunged = await call(`/Patient/${patientId}/$expunge`, { method: 'POST', json: { resourceType: 'Parameters', parameter: [{ name: 'expungePreviousVersions', valueBoolean: true }] } })
+    const expunged = await call(`/Patient/${patientId}/$expunge`, {
+      method: 'POST',
+      json: { resourceType: 'Parameters', parameter: [{ name: 'expungePreviousVersions', valueBoolean: true }] },
+    })
     expect(expunged.status).toBe(200)
     expect(((await expunged.json()) as any).parameter[0]).toEqual({ name: 'count', valueInteger: 1 })
   })
 
   test('the patient API: an organization and its key, a patient flow, the patient and its export', async () => {
     const admin = (path: string, body: unknown) =>
-      fetch(`${server?.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      fetch(`${server?.base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
     const org: any = await (await admin('/admin/organizations', { name: 'Embedded Health' })).json()
     const key: any = await (await admin(`/admin/organizations/${org.id}/api-keys`, { label: 'app' })).json()
     const api = (path: string, init: RequestInit = {}) =>

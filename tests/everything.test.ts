@@ -103,7 +103,12 @@ describe('instance level', () => {
     const deleted = all.find((r: any) => r.resourceType === 'Immunization' && !firstRefs.includes(`Immunization/${r.id}`))
     expect((await s.fhirFetch(`/Observation/${updated.id}`, { method: 'PUT', json: { ...updated, status: 'cancelled' } })).status).toBe(200)
     expect((await s.fhirFetch(`/Immunization/${deleted.id}`, { method: 'DELETE' })).status).toBe(200)
-    const added = await createResource(s, { resourceType: 'Observation', status: 'final', code: { text: 'new' }, subject: { reference: `Patient/${abdul.patientId}` } })
+    const added = await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { text: 'new' },
+      subject: { reference: `Patient/${abdul.patientId}` },
+    })
 
     const paged = await pageAll(first, 'next', get)
     expect(paged.refs).toHaveLength(total)
@@ -146,7 +151,13 @@ describe('instance level', () => {
   test('POST with a Parameters body', async () => {
     const res = await s.fhirFetch(`/Patient/${abdul.patientId}/$everything`, {
       method: 'POST',
-      json: { resourceType: 'Parameters', parameter: [{ name: '_type', valueString: 'Encounter' }, { name: '_count', valueInteger: 3 }] },
+      json: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: '_type', valueString: 'Encounter' },
+          { name: '_count', valueInteger: 3 },
+        ],
+      },
     })
     expect(res.status).toBe(200)
     const b: any = await res.json()
@@ -159,7 +170,12 @@ describe('instance level', () => {
     const a = await everything(other.patientId, '_count=1')
     const b = await everything(other.patientId, '_count=1')
     expect(linkOf(b, 'next')).toBe(linkOf(a, 'next') as string)
-    const o = await createResource(s, { resourceType: 'Observation', status: 'final', code: { text: 'y' }, subject: { reference: `Patient/${other.patientId}` } })
+    const o = await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { text: 'y' },
+      subject: { reference: `Patient/${other.patientId}` },
+    })
     other.refs.push(`Observation/${o.id}`)
     const c = await everything(other.patientId, '_count=1')
     expect(c.total).toBe(a.total + 1)

@@ -103,12 +103,19 @@ describe('GET /patients/{id}/$everything', () => {
   })
 
   test('validation: _count, _type, _since and cursors, each naming its param', async () => {
-    for (const c of ['0', '101', 'abc', '-1']) await expectError(await exportOf(org, 'user_42', `_count=${c}`), 400, 'invalid_request_error', 'invalid_data', '_count')
+    for (const c of ['0', '101', 'abc', '-1'])
+      await expectError(await exportOf(org, 'user_42', `_count=${c}`), 400, 'invalid_request_error', 'invalid_data', '_count')
     await expectError(await exportOf(org, 'user_42', '_type=Observation,Nope'), 400, 'invalid_request_error', 'invalid_data', '_type')
     await expectError(await exportOf(org, 'user_42', '_since=last-week'), 400, 'invalid_request_error', 'invalid_data', '_since')
     await expectError(await exportOf(org, 'user_42', 'starting_after=short'), 400, 'invalid_request_error', 'invalid_data', 'starting_after')
     await expectError(await exportOf(org, 'user_42', 'ending_before=AAAAAAAAAAAA'), 400, 'invalid_request_error', 'invalid_data', 'ending_before')
-    await expectError(await exportOf(org, 'user_42', 'starting_after=AAAAAAAAAAAA&ending_before=AAAAAAAAAAAA'), 400, 'invalid_request_error', 'bad_request', 'ending_before')
+    await expectError(
+      await exportOf(org, 'user_42', 'starting_after=AAAAAAAAAAAA&ending_before=AAAAAAAAAAAA'),
+      400,
+      'invalid_request_error',
+      'bad_request',
+      'ending_before',
+    )
     const first: any = await (await exportOf(org, 'user_42', '_count=5&_type=Observation')).json()
     const cursor = new URL(linkOf(first, 'next') as string).searchParams.get('starting_after')
     // the same cursor with other filters, or for another patient: refused
@@ -147,7 +154,12 @@ describe('page cache', () => {
 
   test('without Redis (embedded form) cursors and snapshots are kept in PostgreSQL', async () => {
     const deps = { repo: new Repo(s.sql), config: { queuePrefix: s.config.queuePrefix, exportInlineMax: 10_000 } }
-    const req = (query: string) => ({ organizationId: org.id, patientId: 'user_42', query: new URLSearchParams(query), selfUrl: `${s.base}/patients/user_42/$everything` })
+    const req = (query: string) => ({
+      organizationId: org.id,
+      patientId: 'user_42',
+      query: new URLSearchParams(query),
+      selfUrl: `${s.base}/patients/user_42/$everything`,
+    })
     const [{ n: cursorsBefore }] = await s.sql<{ n: number }[]>`select count(*)::int as n from export_cursor`
     const first: any = await exportPatientPage(deps, req('_count=9'))
     expect(first.total).toBe(compartment.length)

@@ -58,7 +58,16 @@ const post = (resource: any, ifNoneExist: string, headers: Record<string, string
 
 const fhirPatch = (value: boolean) => ({
   resourceType: 'Parameters',
-  parameter: [{ name: 'operation', part: [{ name: 'type', valueCode: 'replace' }, { name: 'path', valueString: 'Patient.active' }, { name: 'value', valueBoolean: value }] }],
+  parameter: [
+    {
+      name: 'operation',
+      part: [
+        { name: 'type', valueCode: 'replace' },
+        { name: 'path', valueString: 'Patient.active' },
+        { name: 'value', valueBoolean: value },
+      ],
+    },
+  ],
 })
 
 describe('conditional create (If-None-Exist)', () => {
@@ -186,7 +195,11 @@ describe('conditional update PUT /{type}?query', () => {
   test('one match: 200, that resource updated to version 2', async () => {
     const v = unique('cu-one')
     const existing = await createResource(s, patient(v, { active: true }))
-    const res = await s.fhirFetch(`/Patient?identifier=${SYS}|${v}`, { method: 'PUT', json: patient(v, { active: false }), headers: { prefer: 'return=OperationOutcome' } })
+    const res = await s.fhirFetch(`/Patient?identifier=${SYS}|${v}`, {
+      method: 'PUT',
+      json: patient(v, { active: false }),
+      headers: { prefer: 'return=OperationOutcome' },
+    })
     expect(res.status).toBe(200)
     expect(storageCode(await readJson(res))).toBe('SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH')
     const read = await readJson(await s.fhirFetch(`/Patient/${existing.id}`))
@@ -198,7 +211,11 @@ describe('conditional update PUT /{type}?query', () => {
   test('one match, same content: 200, no new version, SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH_NO_CHANGE', async () => {
     const v = unique('cu-nochange')
     const existing = await createResource(s, patient(v, { active: true }))
-    const res = await s.fhirFetch(`/Patient?identifier=${SYS}|${v}`, { method: 'PUT', json: patient(v, { active: true }), headers: { prefer: 'return=OperationOutcome' } })
+    const res = await s.fhirFetch(`/Patient?identifier=${SYS}|${v}`, {
+      method: 'PUT',
+      json: patient(v, { active: true }),
+      headers: { prefer: 'return=OperationOutcome' },
+    })
     expect(res.status).toBe(200)
     expect(storageCode(await readJson(res))).toBe('SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH_NO_CHANGE')
     expect(await versions('Patient', existing.id)).toBe(1)
@@ -351,7 +368,10 @@ describe('delete: referential integrity (HAPI enforce_referential_integrity_on_d
 
   test('a self-reference does not block', async () => {
     const id = `self-${unique('ref')}`
-    const put = await s.fhirFetch(`/Patient/${id}`, { method: 'PUT', json: { resourceType: 'Patient', id, link: [{ other: { reference: `Patient/${id}` }, type: 'seealso' }] } })
+    const put = await s.fhirFetch(`/Patient/${id}`, {
+      method: 'PUT',
+      json: { resourceType: 'Patient', id, link: [{ other: { reference: `Patient/${id}` }, type: 'seealso' }] },
+    })
     expect(put.status).toBe(201)
     const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from idx_reference where target_type = 'Patient' and target_id = ${id}`
     expect(n).toBe(1) // the self-reference is indexed, so only the exclusion lets the delete through

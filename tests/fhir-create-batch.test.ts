@@ -13,7 +13,8 @@ describe('concurrent plain creates', () => {
     expect(responses.map((r) => r.status)).toEqual(Array(40).fill(201))
     const ids = (await Promise.all(responses.map(readJson))).map((b) => b.id as string)
     expect(new Set(ids).size).toBe(40)
-    const [{ transactions, rows }] = await s.sql`select count(distinct xmin::text)::int as transactions, count(*)::int as rows from resource where res_type = 'Patient' and id = any(${ids})`
+    const [{ transactions, rows }] =
+      await s.sql`select count(distinct xmin::text)::int as transactions, count(*)::int as rows from resource where res_type = 'Patient' and id = any(${ids})`
     expect(rows).toBe(40)
     expect(transactions).toBeLessThan(40)
     // each one is searchable by its own index rows

@@ -299,9 +299,7 @@ describe('update PUT /{type}/{id}', () => {
 describe('concurrent writes', () => {
   test('20 concurrent PUTs of one resource: all 200, history has exactly versions 1..21', async () => {
     const p = await create({ resourceType: 'Patient', name: [{ family: 'Concurrent' }] })
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => put({ resourceType: 'Patient', id: p.id, name: [{ family: `Concurrent-${i}` }] })),
-    )
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => put({ resourceType: 'Patient', id: p.id, name: [{ family: `Concurrent-${i}` }] })))
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200))
     const etags = results.map((r) => r.headers.get('etag'))
     expect(new Set(etags).size).toBe(20)

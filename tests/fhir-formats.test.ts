@@ -149,7 +149,11 @@ describe('XML', () => {
   })
 
   test('a malformed JSON body (not XML): 400 HAPI-1861', async () => {
-    const res = await s.fhirFetch('/Patient', { method: 'POST', body: '{"resourceType": "Patient", "active": tru', headers: { 'content-type': 'application/fhir+json' } })
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      body: '{"resourceType": "Patient", "active": tru',
+      headers: { 'content-type': 'application/fhir+json' },
+    })
     expect(res.status).toBe(400)
     expect(JSON.stringify(await readJson(res))).toContain('HAPI-1861')
   })
@@ -164,8 +168,7 @@ describe('malformed URLs', () => {
 })
 
 describe('decimal precision', () => {
-  const obs = (v: string) =>
-    `{"resourceType":"Observation","status":"final","code":{"text":"weight"},"valueQuantity":{"value":${v},"unit":"kg"}}`
+  const obs = (v: string) => `{"resourceType":"Observation","status":"final","code":{"text":"weight"},"valueQuantity":{"value":${v},"unit":"kg"}}`
 
   test('a decimal keeps its precision as written in JSON and XML, and an unchanged PUT writes no version', async () => {
     const created = await s.fhirFetch('/Observation', { method: 'POST', body: obs('72.50'), headers: { 'content-type': 'application/fhir+json' } })
@@ -175,10 +178,18 @@ describe('decimal precision', () => {
     expect(text).toContain('"value":72.50')
     const xml = await (await s.fhirFetch(`/Observation/${id}?_format=xml`)).text()
     expect(xml).toContain('<value value="72.50"/>')
-    const put = await s.fhirFetch(`/Observation/${id}`, { method: 'PUT', body: obs('72.50').replace('{', `{"id":"${id}",`), headers: { 'content-type': 'application/fhir+json' } })
+    const put = await s.fhirFetch(`/Observation/${id}`, {
+      method: 'PUT',
+      body: obs('72.50').replace('{', `{"id":"${id}",`),
+      headers: { 'content-type': 'application/fhir+json' },
+    })
     expect(put.status).toBe(200)
     expect(put.headers.get('etag')).toBe('W/"1"')
-    const changed = await s.fhirFetch(`/Observation/${id}`, { method: 'PUT', body: obs('72.5').replace('{', `{"id":"${id}",`), headers: { 'content-type': 'application/fhir+json' } })
+    const changed = await s.fhirFetch(`/Observation/${id}`, {
+      method: 'PUT',
+      body: obs('72.5').replace('{', `{"id":"${id}",`),
+      headers: { 'content-type': 'application/fhir+json' },
+    })
     expect(changed.headers.get('etag')).toBe('W/"2"')
   })
 

@@ -24,14 +24,14 @@ beforeAll(async () => {
 
 /** The HumanName parts the `name` parameter indexes. */
 const nameParts = (p: any): string[] =>
-  (p.name ?? []).flatMap((n: any) => [n.text, n.family, ...(n.given ?? []), ...(n.prefix ?? []), ...(n.suffix ?? [])]).filter((x: unknown) => typeof x === 'string')
+  (p.name ?? [])
+    .flatMap((n: any) => [n.text, n.family, ...(n.given ?? []), ...(n.prefix ?? []), ...(n.suffix ?? [])])
+    .filter((x: unknown) => typeof x === 'string')
 
 /** Patients whose `name` matches `value` (starts-with, case- and accent-insensitive). */
 const nameMatches = (value: string) => (p: any) => nameParts(p).some((part) => norm(part).startsWith(norm(value)))
 
-
 const refersTo = (ref: any, target: string) => ref?.reference === target
-
 
 function mostFrequent<T>(values: T[]): T {
   const counts = new Map<T, number>()
@@ -46,7 +46,6 @@ const observations = () => ofType(data, 'Observation')
 // --- HTTP -------------------------------------------------------------------------------------------
 
 const get = (path: string, headers?: Record<string, string>) => getOk(s, path, headers)
-
 
 /** Follows `next` to the end; the pages' bundles. */
 async function pages(path: string): Promise<any[]> {
@@ -92,9 +91,14 @@ describe('string: Patient?name', () => {
   })
 
   test('accent-insensitive both ways: an unaccented query finds an accented name, an accented query an unaccented one', async () => {
-    const accented = syntheaPatients().flatMap(nameParts).find((part) => norm(part) !== part.toUpperCase())
+    const accented = syntheaPatients()
+      .flatMap(nameParts)
+      .find((part) => norm(part) !== part.toUpperCase())
     if (!accented) throw new Error('no accented name in the Synthea patients')
-    const plain = accented.normalize('NFD').replace(/\p{Mn}/gu, '').toLowerCase()
+    const plain = accented
+      .normalize('NFD')
+      .replace(/\p{Mn}/gu, '')
+      .toLowerCase()
     const expected = ofType(data, 'Patient').filter(nameMatches(plain))
     expect(expected.length).toBeGreaterThanOrEqual(1)
     expect(await matchKeys(`/Patient?name=${encodeURIComponent(plain)}&_count=200`)).toEqual(keys(expected))
@@ -129,7 +133,11 @@ describe('reference', () => {
 
   /** The Synthea patient with the most resources of `type` matching `filter`. */
   function busiestPatient(type: string, filter: (r: any) => boolean = () => true): string {
-    return mostFrequent(ofType(synthea, type).filter(filter).map((r) => r.subject?.reference))
+    return mostFrequent(
+      ofType(synthea, type)
+        .filter(filter)
+        .map((r) => r.subject?.reference),
+    )
   }
 
   test('Observation?subject=Patient/<id>&code=<loinc> equals the observations in the files', async () => {
@@ -149,7 +157,11 @@ describe('reference', () => {
 
   test('chain: Encounter?subject.name=<family> equals the encounters of the patients with that name', async () => {
     const family: string = syntheaPatients()[2].name[0].family
-    const patients = new Set(ofType(data, 'Patient').filter(nameMatches(family)).map((p) => `Patient/${p.id}`))
+    const patients = new Set(
+      ofType(data, 'Patient')
+        .filter(nameMatches(family))
+        .map((p) => `Patient/${p.id}`),
+    )
     const expected = ofType(data, 'Encounter').filter((e) => patients.has(e.subject?.reference))
     expect(expected.length).toBeGreaterThan(0)
     expect(await matchKeys(`/Encounter?subject.name=${encodeURIComponent(family)}&_count=200`)).toEqual(keys(expected))
@@ -167,7 +179,11 @@ describe('reference', () => {
       }
     const half = syntheaPatients().length / 2
     const [code] = [...byCode.entries()].sort((a, b) => Math.abs(a[1].size - half) - Math.abs(b[1].size - half) || a[0].localeCompare(b[0]))[0]
-    const referenced = new Set(observations().filter((o) => hasCoding(o.code, undefined, code)).map((o) => o.subject?.reference))
+    const referenced = new Set(
+      observations()
+        .filter((o) => hasCoding(o.code, undefined, code))
+        .map((o) => o.subject?.reference),
+    )
     const expected = ofType(data, 'Patient').filter((p) => referenced.has(`Patient/${p.id}`))
     expect(expected.length).toBeGreaterThan(0)
     expect(expected.length).toBeLessThan(ofType(data, 'Patient').length)

@@ -20,7 +20,11 @@ const put = (resource: any) => putOk(s, resource)
 
 describe('_text and _content', () => {
   // The words of a value as PostgreSQL's `simple` configuration splits them, near enough for names.
-  const words = (v: string) => v.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean)
+  const words = (v: string) =>
+    v
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean)
 
   test('_content finds the values of string elements, as HAPI indexes them; codes, ids, references, dates and the narrative are not content', async () => {
     await put({
@@ -60,17 +64,18 @@ describe('_text and _content', () => {
     const word = words(family)[0]
     // every string a Patient holds in its names, addresses, telecoms, identifiers, contacts and
     // communication displays: the string elements of the R4 Patient that Synthea fills
-    const strings = (p: any): string[] => [
-      ...(p.name ?? []).flatMap((n: any) => [n.family, n.text, ...(n.given ?? []), ...(n.prefix ?? []), ...(n.suffix ?? [])]),
-      ...(p.address ?? []).flatMap((a: any) => [a.text, ...(a.line ?? []), a.city, a.district, a.state, a.postalCode, a.country]),
-      ...(p.telecom ?? []).map((t: any) => t.value),
-      ...(p.identifier ?? []).flatMap((i: any) => [i.value, i.type?.text, ...(i.type?.coding ?? []).map((c: any) => c.display)]),
-      ...(p.contact ?? []).flatMap((c: any) => [c.name?.family, ...(c.name?.given ?? [])]),
-      ...(p.maritalStatus?.coding ?? []).map((c: any) => c.display),
-      p.maritalStatus?.text,
-      ...(p.communication ?? []).flatMap((c: any) => [c.language?.text, ...(c.language?.coding ?? []).map((x: any) => x.display)]),
-      ...(p.extension ?? []).flatMap((e: any) => [e.valueString, ...(e.extension ?? []).flatMap((x: any) => [x.valueString, x.valueCoding?.display])]),
-    ].filter((v): v is string => typeof v === 'string')
+    const strings = (p: any): string[] =>
+      [
+        ...(p.name ?? []).flatMap((n: any) => [n.family, n.text, ...(n.given ?? []), ...(n.prefix ?? []), ...(n.suffix ?? [])]),
+        ...(p.address ?? []).flatMap((a: any) => [a.text, ...(a.line ?? []), a.city, a.district, a.state, a.postalCode, a.country]),
+        ...(p.telecom ?? []).map((t: any) => t.value),
+        ...(p.identifier ?? []).flatMap((i: any) => [i.value, i.type?.text, ...(i.type?.coding ?? []).map((c: any) => c.display)]),
+        ...(p.contact ?? []).flatMap((c: any) => [c.name?.family, ...(c.name?.given ?? [])]),
+        ...(p.maritalStatus?.coding ?? []).map((c: any) => c.display),
+        p.maritalStatus?.text,
+        ...(p.communication ?? []).flatMap((c: any) => [c.language?.text, ...(c.language?.coding ?? []).map((x: any) => x.display)]),
+        ...(p.extension ?? []).flatMap((e: any) => [e.valueString, ...(e.extension ?? []).flatMap((x: any) => [x.valueString, x.valueCoding?.display])]),
+      ].filter((v): v is string => typeof v === 'string')
     const expected = patients.filter((p) => strings(p).some((v) => words(v).includes(word)))
     expect(expected.length).toBeGreaterThan(0)
     expect(await matchKeys(`/Patient?_content=${encodeURIComponent(word)}`)).toEqual(keys(expected))

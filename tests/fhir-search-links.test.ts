@@ -32,12 +32,25 @@ describe('chains', () => {
     expect(await matchKeys('/Observation?subject:Patient.name=Chainfam')).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o5'])
     expect(await matchKeys('/Observation?subject:Location.name=Chainfam')).toEqual(['Observation/ch-o4'])
     expect(await matchKeys(`/Observation?subject:Patient.name=Chainfam&code=${LOINC}|ch-x`)).toEqual(['Observation/ch-o1', 'Observation/ch-o2'])
-    expect(await matchKeys('/Observation?subject:Patient.organization.name=Chainorg Alpha')).toEqual(['Observation/ch-o1', 'Observation/ch-o3', 'Observation/ch-o5'])
-    expect(await matchKeys('/Observation?subject:Patient.organization.partof.name=Chainparent')).toEqual(['Observation/ch-o1', 'Observation/ch-o3', 'Observation/ch-o5'])
+    expect(await matchKeys('/Observation?subject:Patient.organization.name=Chainorg Alpha')).toEqual([
+      'Observation/ch-o1',
+      'Observation/ch-o3',
+      'Observation/ch-o5',
+    ])
+    expect(await matchKeys('/Observation?subject:Patient.organization.partof.name=Chainparent')).toEqual([
+      'Observation/ch-o1',
+      'Observation/ch-o3',
+      'Observation/ch-o5',
+    ])
     expect(await matchKeys('/Observation?subject:Patient.name=Chainfam&subject:Patient.organization.name=Chainorg Beta')).toEqual(['Observation/ch-o2'])
     expect(await matchKeys('/Observation?subject:Patient.name=Nosuchfamily')).toEqual([])
     // one per page, to the end
-    expect(await pagedMatchKeys(s, '/Observation?subject.name=Chainfam&_count=1')).toEqual(['Observation/ch-o1', 'Observation/ch-o2', 'Observation/ch-o4', 'Observation/ch-o5'])
+    expect(await pagedMatchKeys(s, '/Observation?subject.name=Chainfam&_count=1')).toEqual([
+      'Observation/ch-o1',
+      'Observation/ch-o2',
+      'Observation/ch-o4',
+      'Observation/ch-o5',
+    ])
     // _has the other way: patients with an observation of code ch-y
     expect(await matchKeys(`/Patient?_has:Observation:subject:code=${LOINC}|ch-y`)).toEqual(['Patient/ch-p1'])
     expect(await matchKeys(`/Patient?_has:Observation:subject:code=${LOINC}|ch-x&name=Chainfam`)).toEqual(['Patient/ch-p1', 'Patient/ch-p2'])
@@ -53,9 +66,27 @@ describe('compartment', () => {
     await put({ resourceType: 'Condition', id: 'cmp-c2', subject: { reference: 'Patient/cmp-other' }, asserter: { reference: 'Patient/cmp-p' } })
     await put({ resourceType: 'Condition', id: 'cmp-c3', subject: { reference: 'Patient/cmp-other' } })
     // Observation: subject and performer are; focus is not
-    await put({ resourceType: 'Observation', id: 'cmp-o1', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-1' }] }, subject: { reference: 'Patient/cmp-p' } })
-    await put({ resourceType: 'Observation', id: 'cmp-o2', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-2' }] }, performer: [{ reference: 'Patient/cmp-p' }] })
-    await put({ resourceType: 'Observation', id: 'cmp-o3', status: 'final', code: { coding: [{ system: LOINC, code: 'cmp-1' }] }, focus: [{ reference: 'Patient/cmp-p' }] })
+    await put({
+      resourceType: 'Observation',
+      id: 'cmp-o1',
+      status: 'final',
+      code: { coding: [{ system: LOINC, code: 'cmp-1' }] },
+      subject: { reference: 'Patient/cmp-p' },
+    })
+    await put({
+      resourceType: 'Observation',
+      id: 'cmp-o2',
+      status: 'final',
+      code: { coding: [{ system: LOINC, code: 'cmp-2' }] },
+      performer: [{ reference: 'Patient/cmp-p' }],
+    })
+    await put({
+      resourceType: 'Observation',
+      id: 'cmp-o3',
+      status: 'final',
+      code: { coding: [{ system: LOINC, code: 'cmp-1' }] },
+      focus: [{ reference: 'Patient/cmp-p' }],
+    })
     expect(await matchKeys('/Patient/cmp-p/Condition')).toEqual(['Condition/cmp-c1', 'Condition/cmp-c2'])
     expect(await matchKeys('/Patient/cmp-other/Condition')).toEqual(['Condition/cmp-c2', 'Condition/cmp-c3'])
     expect(await matchKeys('/Patient/cmp-p/Observation')).toEqual(['Observation/cmp-o1', 'Observation/cmp-o2'])

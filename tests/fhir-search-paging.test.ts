@@ -28,12 +28,15 @@ const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-Observatio
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const withCode = (code: string) => ofType(data, 'Observation').filter((o) => (o.code?.coding ?? []).some((c: any) => c.system === LOINC && c.code === code))
 const ids = (resources: any[]) => resources.map((r) => r.id)
-const families = (p: any): string[] => (p.name ?? []).map((n: any) => n.family).filter((f: unknown) => typeof f === 'string' && f.trim() !== '').map(norm)
+const families = (p: any): string[] =>
+  (p.name ?? [])
+    .map((n: any) => n.family)
+    .filter((f: unknown) => typeof f === 'string' && f.trim() !== '')
+    .map(norm)
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
 const get = (path: string, headers?: Record<string, string>) => getOk(s, path, headers)
-
 
 const matchIds = (bundle: any): string[] => (bundle.entry ?? []).filter((e: any) => e.search?.mode === 'match').map((e: any) => e.resource.id)
 
@@ -293,9 +296,16 @@ describe('bad searches', () => {
     expect(diagnostics).toContain('HAPI-1223')
     expect(diagnostics).toContain('"nonsense"')
     const bundle = JSON.parse(readFileSync(dataPath('r4-search-parameters.json'), 'utf8'))
-    const patientParams: string[] = bundle.entry.map((e: any) => e.resource).filter((sp: any) => sp.base.includes('Patient')).map((sp: any) => sp.code)
+    const patientParams: string[] = bundle.entry
+      .map((e: any) => e.resource)
+      .filter((sp: any) => sp.base.includes('Patient'))
+      .map((sp: any) => sp.code)
     expect(patientParams.length).toBeGreaterThan(10)
-    const listed = /\[([^\]]*)\]/.exec(diagnostics.slice(diagnostics.indexOf('HAPI-1223')))?.[1].split(',').map((x) => x.trim()) ?? []
+    const listed =
+      /\[([^\]]*)\]/
+        .exec(diagnostics.slice(diagnostics.indexOf('HAPI-1223')))?.[1]
+        .split(',')
+        .map((x) => x.trim()) ?? []
     for (const code of patientParams) expect(listed).toContain(code)
   })
 
@@ -372,7 +382,10 @@ describe('POST _search and _getpages', () => {
     try {
       const text = Buffer.from(token, 'base64url').toString('utf8')
       JSON.parse(text)
-      altered = Buffer.from(text.replace(/\d+(?=\D*$)/, (d) => String(Number(d) + 1)), 'utf8').toString('base64url')
+      altered = Buffer.from(
+        text.replace(/\d+(?=\D*$)/, (d) => String(Number(d) + 1)),
+        'utf8',
+      ).toString('base64url')
     } catch {
       altered = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')
     }

@@ -27,7 +27,6 @@ const isRef = (ref: any, type: string, id: string) => typeof ref?.reference === 
 
 // --- HTTP -------------------------------------------------------------------------------------------
 
-
 const matchKeys = (path: string) => matchKeysOf(s, path)
 const put = (resource: any) => putOk(s, resource)
 
@@ -219,7 +218,9 @@ describe('date', () => {
   }
 
   test('a year covers the whole year; AND of two bounds is a range', async () => {
-    const year = all('Patient').find((p) => p.id === 'example').birthDate.slice(0, 4)
+    const year = all('Patient')
+      .find((p) => p.id === 'example')
+      .birthDate.slice(0, 4)
     expect(await matchKeys(`/Patient?birthdate=${year}`)).toEqual(keys(withBirthDate().filter((p) => p.birthDate.startsWith(year))))
     const range = withBirthDate().filter((p) => dateMatches(p.birthDate, 'ge1950-01-01') && dateMatches(p.birthDate, 'lt1970'))
     expect(range.length).toBeGreaterThan(0)
@@ -292,7 +293,12 @@ describe('number', () => {
 
 describe('quantity', () => {
   const mgdl = (o: any) => o.valueQuantity?.system === UCUM && o.valueQuantity?.code === 'mg/dL' && typeof o.valueQuantity.value === 'number'
-  const threshold = () => clearThreshold(all('Observation').filter(mgdl).map((o) => o.valueQuantity.value))
+  const threshold = () =>
+    clearThreshold(
+      all('Observation')
+        .filter(mgdl)
+        .map((o) => o.valueQuantity.value),
+    )
 
   test('Observation?value-quantity=gt<n>|http://unitsofmeasure.org|mg/dL', async () => {
     const t = threshold()
@@ -334,7 +340,11 @@ describe('composite', () => {
     const comps = (o: any) => (o.component ?? []) as any[]
     const bp = all('Observation').filter((o) => comps(o).some((c) => hasCoding(c.code, LOINC, systolic) && typeof c.valueQuantity?.value === 'number'))
     expect(bp.length).toBeGreaterThan(1)
-    const values = bp.flatMap((o) => comps(o).map((c) => c.valueQuantity?.value).filter((v: unknown) => typeof v === 'number'))
+    const values = bp.flatMap((o) =>
+      comps(o)
+        .map((c) => c.valueQuantity?.value)
+        .filter((v: unknown) => typeof v === 'number'),
+    )
     const t = clearThreshold(values)
     const expected = bp.filter((o) => comps(o).some((c) => hasCoding(c.code, LOINC, systolic) && c.valueQuantity?.value > Number(t)))
     expect(expected.length).toBeGreaterThan(0)

@@ -75,7 +75,7 @@ describe('search by a patient and a code', () => {
     })
     expect(plan).toMatch(/Index Scan using idx_token_lookup on idx_token[\s\S]*Index Cond: .*patient = /)
     // a probe by rid never goes through a lookup index (they start with res_type)
-    const q2 = parseSearch(['Observation'], new URLSearchParams("subject=Group/pc-g&status=final"), { defaultCount: 20, maxCount: 100 })
+    const q2 = parseSearch(['Observation'], new URLSearchParams('subject=Group/pc-g&status=final'), { defaultCount: 20, maxCount: 100 })
     const plan2 = await s.sql.begin(async (tx) => {
       await tx`set local plan_cache_mode = force_generic_plan`
       const rows = await tx<any[]>`explain select r0.rid from resource r0 where ${searchWhere(tx as any, q2, s.fhir)}`

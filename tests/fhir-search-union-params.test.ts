@@ -13,10 +13,16 @@ const qty = (value: number) => ({ value, system: UCUM, code: 'mm[Hg]', unit: 'mm
 
 const resources = [
   // a panel: values only in its components
-  { resourceType: 'Observation', id: 'u-bp', status: 'final', code: coding('85354-9'), component: [
-    { code: coding('8462-4'), valueQuantity: qty(77) },
-    { code: coding('8480-6'), valueQuantity: qty(120) },
-  ] },
+  {
+    resourceType: 'Observation',
+    id: 'u-bp',
+    status: 'final',
+    code: coding('85354-9'),
+    component: [
+      { code: coding('8462-4'), valueQuantity: qty(77) },
+      { code: coding('8480-6'), valueQuantity: qty(120) },
+    ],
+  },
   // the same codes as the observation's own code and value
   { resourceType: 'Observation', id: 'u-sys', status: 'final', code: coding('8480-6'), valueQuantity: qty(150) },
   { resourceType: 'Observation', id: 'u-dia', status: 'final', code: coding('8462-4'), valueQuantity: qty(70) },
@@ -41,7 +47,9 @@ describe('union parameters (Observation combo-*)', () => {
       select (select count(*) from idx_token where code like 'combo-%') + (select count(*) from idx_quantity where code like 'combo-%')
         + (select count(*) from idx_composite where code like 'combo-%')::int as n`
     expect(Number(row.n)).toBe(0)
-    const [members] = await s.sql<{ n: number }[]>`select count(*)::int as n from idx_composite where code in ('code-value-quantity', 'component-code-value-quantity')`
+    const [members] = await s.sql<
+      { n: number }[]
+    >`select count(*)::int as n from idx_composite where code in ('code-value-quantity', 'component-code-value-quantity')`
     expect(members.n).toBe(4) // u-bp's two components, u-sys, u-dia
   })
 

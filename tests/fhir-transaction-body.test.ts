@@ -74,7 +74,11 @@ describe('POST [base] body', () => {
     const xml = `<Bundle xmlns="http://hl7.org/fhir"><type value="transaction"/><entry><fullUrl value="${uuid()}"/><resource><Patient><name><family value="${family}"/></name></Patient></resource><request><method value="POST"/><url value="Patient"/></request></entry></Bundle>`
     const res = await send(xml, { 'content-type': 'application/fhir+xml' })
     const body = await readJson(res)
-    expect({ status: res.status, type: body.type, entry: body.entry[0].response.status }).toEqual({ status: 200, type: 'transaction-response', entry: '201 Created' })
+    expect({ status: res.status, type: body.type, entry: body.entry[0].response.status }).toEqual({
+      status: 200,
+      type: 'transaction-response',
+      entry: '201 Created',
+    })
     expect(((await readJson(await s.fhirFetch(`/Patient?family=${family}`))) as any).total).toBe(1)
   })
 })

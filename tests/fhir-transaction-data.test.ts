@@ -6,7 +6,6 @@ import { join } from 'node:path'
 import { dataPath } from './data'
 import { readJson, useTestServer } from './harness'
 
-
 describe('synthea-conditional loaded twice', () => {
   const s = useTestServer()
   const CONDITIONAL = new Set(['Organization', 'Practitioner', 'Location'])
@@ -36,7 +35,12 @@ describe('synthea-conditional loaded twice', () => {
           })
         }
       }
-      const counts = new Map((await s.sql<{ t: string; n: number }[]>`select res_type as t, count(*)::int as n from resource where not deleted group by res_type`).map((r) => [r.t, r.n]))
+      const counts = new Map(
+        (await s.sql<{ t: string; n: number }[]>`select res_type as t, count(*)::int as n from resource where not deleted group by res_type`).map((r) => [
+          r.t,
+          r.n,
+        ]),
+      )
       const want = new Map([...expected].map(([t, n]) => [t, CONDITIONAL.has(t) || round === 1 ? n : n * round]))
       expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(want))
     }
@@ -59,7 +63,8 @@ describe('synthea-conditional loaded twice', () => {
       ).map((r) => [r.k, `${r.sys}|${r.v}`]),
     )
     const sentByEncounter = new Map<string, any>()
-    for (const b of bundles) for (const e of b.body.entry) if (e.resource.resourceType === 'Encounter') sentByEncounter.set(encounterKey(e.resource), e.resource)
+    for (const b of bundles)
+      for (const e of b.body.entry) if (e.resource.resourceType === 'Encounter') sentByEncounter.set(encounterKey(e.resource), e.resource)
     const stored = await s.sql<{ content: string }[]>`select content from resource where res_type = 'Encounter' and not deleted`
     expect(stored.length).toBe(2 * sentByEncounter.size)
     let checked = 0
@@ -87,5 +92,3 @@ describe('synthea-conditional loaded twice', () => {
 function encounterKey(enc: any): string {
   return (enc.identifier ?? []).map((i: any) => `${i.system}|${i.value}`).join(',')
 }
-
-

@@ -6,7 +6,30 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { readJson, useTestServer } from './harness'
 
-import { bundle, commit, create, del, diagnostics, get, observation, organization, patient, post, postBundle, put, read, rejected, rows, SYS, target, transaction, unique, uuid, withIdentifier, largestBundles } from './bundle-http'
+import {
+  bundle,
+  commit,
+  create,
+  del,
+  diagnostics,
+  get,
+  observation,
+  organization,
+  patient,
+  post,
+  postBundle,
+  put,
+  read,
+  rejected,
+  rows,
+  SYS,
+  target,
+  transaction,
+  unique,
+  uuid,
+  withIdentifier,
+  largestBundles,
+} from './bundle-http'
 
 describe('transaction', () => {
   const s = useTestServer()
@@ -22,20 +45,35 @@ describe('transaction', () => {
 
     test('a reference to a missing resource in an update (PUT) entry: 400 HAPI-1094 naming it and its path', async () => {
       const v = unique('aon-put-ref')
-      const text = await rejected(s, transaction([post(patient(v), uuid()), put(`Observation/${v}`, { ...observation('Patient/no-such-patient-x2'), id: v })]), 400, 1)
+      const text = await rejected(
+        s,
+        transaction([post(patient(v), uuid()), put(`Observation/${v}`, { ...observation('Patient/no-such-patient-x2'), id: v })]),
+        400,
+        1,
+      )
       expect(text).toContain('HAPI-1094: Resource Patient/no-such-patient-x2 not found, specified in path: Observation.subject')
     })
 
     test('an invalid resource: 400 naming the entry, nothing written', async () => {
       const v = unique('aon-invalid')
-      await rejected(s, transaction([post(patient(v), uuid()), put('Patient/aon-bad', { resourceType: 'Patient', id: 'aon-bad', birthDate: 'not-a-date' })]), 400, 1)
+      await rejected(
+        s,
+        transaction([post(patient(v), uuid()), put('Patient/aon-bad', { resourceType: 'Patient', id: 'aon-bad', birthDate: 'not-a-date' })]),
+        400,
+        1,
+      )
       expect(await withIdentifier(s, 'Patient', v)).toEqual([])
     })
 
     test('an If-Match on a stale version: 409 naming the entry, nothing written (the earlier update neither)', async () => {
       const a = await create(s, patient(unique('aon-a'), { active: true }))
       const b = await create(s, patient(unique('aon-b')))
-      await rejected(s, transaction([put(`Patient/${a.id}`, { ...a, active: false }), put(`Patient/${b.id}`, { ...b, gender: 'male' }, { ifMatch: 'W/"7"' })]), 409, 1)
+      await rejected(
+        s,
+        transaction([put(`Patient/${a.id}`, { ...a, active: false }), put(`Patient/${b.id}`, { ...b, gender: 'male' }, { ifMatch: 'W/"7"' })]),
+        409,
+        1,
+      )
       const after = await read(s, `Patient/${a.id}`)
       expect(after.meta.versionId).toBe('1')
       expect(after.active).toBe(true)
@@ -138,7 +176,10 @@ describe('transaction', () => {
       const existing = await create(s, organization(v))
       const o = uuid()
       const before = await rows(s)
-      const body = await commit(s, [post(organization(v, { name: 'other name' }), o, { ifNoneExist: `identifier=${SYS}|${v}` }), post(patient(unique('cc-match-p'), { managingOrganization: { reference: o } }))])
+      const body = await commit(s, [
+        post(organization(v, { name: 'other name' }), o, { ifNoneExist: `identifier=${SYS}|${v}` }),
+        post(patient(unique('cc-match-p'), { managingOrganization: { reference: o } })),
+      ])
       expect(body.entry[0].response.status).toBe('200 OK')
       expect(body.entry[0].response.location).toBe(`Organization/${existing.id}/_history/1`)
       expect(body.entry[1].response.status).toBe('201 Created')
@@ -184,7 +225,12 @@ describe('transaction', () => {
       const v = unique('cc-many')
       await create(s, organization(v))
       await create(s, organization(v))
-      await rejected(s, transaction([post(patient(unique('cc-many-p')), uuid()), post(organization(v), uuid(), { ifNoneExist: `identifier=${SYS}|${v}` })]), 412, 1)
+      await rejected(
+        s,
+        transaction([post(patient(unique('cc-many-p')), uuid()), post(organization(v), uuid(), { ifNoneExist: `identifier=${SYS}|${v}` })]),
+        412,
+        1,
+      )
     })
   })
 
@@ -212,7 +258,15 @@ describe('transaction', () => {
     })
 
     test('no match: 404 naming the entry, nothing written', async () => {
-      const text = await rejected(s, transaction([post(organization(unique('cr-none-o')), uuid()), post(patient(unique('cr-none'), { managingOrganization: { reference: ref(unique('cr-absent')) } }))]), 404, 1)
+      const text = await rejected(
+        s,
+        transaction([
+          post(organization(unique('cr-none-o')), uuid()),
+          post(patient(unique('cr-none'), { managingOrganization: { reference: ref(unique('cr-absent')) } })),
+        ]),
+        404,
+        1,
+      )
       expect(text).toContain('HAPI-1091')
     })
 
@@ -245,7 +299,12 @@ describe('transaction', () => {
       const v = unique('cu-two')
       await create(s, patient(v))
       await create(s, patient(v))
-      await rejected(s, transaction([post(patient(unique('cu-two-other')), uuid()), put(`Patient?identifier=${SYS}|${v}`, patient(v, { gender: 'other' }))]), 412, 1)
+      await rejected(
+        s,
+        transaction([post(patient(unique('cu-two-other')), uuid()), put(`Patient?identifier=${SYS}|${v}`, patient(v, { gender: 'other' }))]),
+        412,
+        1,
+      )
     })
 
     test('DELETE Type?criteria: the match is deleted (204); no match is 204 too', async () => {
@@ -273,7 +332,12 @@ describe('transaction', () => {
     })
 
     test('an unknown method: 400 naming the entry', async () => {
-      await rejected(s, transaction([post(patient(unique('bad-verb-a')), uuid()), { resource: patient(unique('bad-verb-b')), request: { method: 'FETCH', url: 'Patient' } }]), 400, 1)
+      await rejected(
+        s,
+        transaction([post(patient(unique('bad-verb-a')), uuid()), { resource: patient(unique('bad-verb-b')), request: { method: 'FETCH', url: 'Patient' } }]),
+        400,
+        1,
+      )
     })
 
     test('a placeholder reference to no entry: 400 naming the entry', async () => {
@@ -300,7 +364,11 @@ describe('transaction', () => {
     test('202 with a status URL reporting progress, then 200 with the transaction-response', async () => {
       const file = largestBundles(1)[0]
       const entries = JSON.parse(readFileSync(file, 'utf8')).entry.length
-      const res = await s.fhirFetch('', { method: 'POST', body: readFileSync(file), headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' } })
+      const res = await s.fhirFetch('', {
+        method: 'POST',
+        body: readFileSync(file),
+        headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' },
+      })
       expect(res.status).toBe(202)
       await res.arrayBuffer()
       const location = res.headers.get('content-location') as string

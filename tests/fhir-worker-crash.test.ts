@@ -29,7 +29,11 @@ test('a worker killed mid-transaction leaves none or all of the Bundle; a new wo
   expect(total).toBeGreaterThan(1500)
   const first = spawn('workers/main.ts')
 
-  const res = await fhirFetch('', { method: 'POST', body: JSON.stringify(bundle), headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' } })
+  const res = await fhirFetch('', {
+    method: 'POST',
+    body: JSON.stringify(bundle),
+    headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' },
+  })
   expect(res.status).toBe(202)
   await res.arrayBuffer()
   const location = res.headers.get('content-location') as string
@@ -76,14 +80,18 @@ test('a worker killed mid-transaction leaves none or all of the Bundle; a new wo
     await s.arrayBuffer()
     await Bun.sleep(500)
   }
-  console.log(`worker killed while ${killedWhile}: ${afterKill} of ${total} resources in the database; a new worker finished the job ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`)
+  console.log(
+    `worker killed while ${killedWhile}: ${afterKill} of ${total} resources in the database; a new worker finished the job ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+  )
   expect(done?.status).toBe(200)
   const body: any = await done?.json()
   expect(body.type).toBe('transaction-response')
   expect(body.entry).toHaveLength(total)
   expect(body.entry.every((e: any) => e.response.status === '201 Created')).toBe(true)
   expect(await resourceCount()).toBe(total)
-  const [{ n: distinct }] = await cluster.sql<{ n: number }[]>`select count(distinct content::jsonb -> 'identifier')::int as n from resource where res_type = 'Patient'`
+  const [{ n: distinct }] = await cluster.sql<
+    { n: number }[]
+  >`select count(distinct content::jsonb -> 'identifier')::int as n from resource where res_type = 'Patient'`
   expect(distinct).toBe(3)
   const [{ n: jobs }] = await cluster.sql<{ n: number }[]>`select count(*)::int as n from bundle_job`
   expect(jobs).toBe(1)

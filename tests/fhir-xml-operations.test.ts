@@ -105,10 +105,18 @@ describe('$meta, $meta-add, $meta-delete', () => {
 describe('operation errors in XML', () => {
   test('$meta-add without a meta parameter, and an XML body that is not Parameters: 400 OperationOutcome in XML', async () => {
     const p = await patientWith()
-    const missing = await s.fhirFetch(`/Patient/${p.id}/$meta-add?_format=xml`, { method: 'POST', body: xmlParameters(), headers: { 'content-type': FHIR_XML } })
+    const missing = await s.fhirFetch(`/Patient/${p.id}/$meta-add?_format=xml`, {
+      method: 'POST',
+      body: xmlParameters(),
+      headers: { 'content-type': FHIR_XML },
+    })
     expect(missing.status).toBe(400)
     expect((await readXml(missing)).resourceType).toBe('OperationOutcome')
-    const broken = await s.fhirFetch('/$expunge', { method: 'POST', body: xmlParameters('<parameter><name value="limit"/><valueInteger value="x"/>'), headers: { 'content-type': FHIR_XML, accept: FHIR_XML } })
+    const broken = await s.fhirFetch('/$expunge', {
+      method: 'POST',
+      body: xmlParameters('<parameter><name value="limit"/><valueInteger value="x"/>'),
+      headers: { 'content-type': FHIR_XML, accept: FHIR_XML },
+    })
     expect(broken.status).toBe(400)
     expect((await readXml(broken)).resourceType).toBe('OperationOutcome')
   })
@@ -119,7 +127,13 @@ describe('$expunge and $get-resource-counts', () => {
     const [a, b] = [await patientWith(), await patientWith()]
     for (const p of [a, b]) expect((await s.fhirFetch(`/Patient/${p.id}`, { method: 'DELETE' })).status).toBe(200)
     const call = {
-      json: { resourceType: 'Parameters', parameter: [{ name: 'expungeDeletedResources', valueBoolean: true }, { name: 'limit', valueInteger: 10 }] },
+      json: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: 'expungeDeletedResources', valueBoolean: true },
+          { name: 'limit', valueInteger: 10 },
+        ],
+      },
       xml: xmlParameters(xmlParam('expungeDeletedResources', '<valueBoolean value="true"/>'), xmlParam('limit', '<valueInteger value="10"/>')),
     }
     const json = await askJson(`/Patient/${a.id}/$expunge`, call)
@@ -140,7 +154,13 @@ describe('$expunge and $get-resource-counts', () => {
 describe('reindexing', () => {
   test('$reindex at system level takes url and batchSize in XML and answers the job id', async () => {
     const call = {
-      json: { resourceType: 'Parameters', parameter: [{ name: 'url', valueString: 'Patient?' }, { name: 'batchSize', valueInteger: 50 }] },
+      json: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: 'url', valueString: 'Patient?' },
+          { name: 'batchSize', valueInteger: 50 },
+        ],
+      },
       xml: xmlParameters(xmlParam('url', '<valueString value="Patient?"/>'), xmlParam('batchSize', '<valueInteger value="50"/>')),
     }
     const answer = await sameInBoth('/$reindex', call, withoutJobId)
@@ -228,7 +248,16 @@ describe('terminology', () => {
         resourceType: 'Parameters',
         parameter: [
           { name: 'url', valueUri: GENDER_VS },
-          { name: 'codeableConcept', valueCodeableConcept: { coding: [{ system: 'http://loinc.org', code: '8302-2' }, { system: GENDER_CS, code: 'other' }], text: 'x' } },
+          {
+            name: 'codeableConcept',
+            valueCodeableConcept: {
+              coding: [
+                { system: 'http://loinc.org', code: '8302-2' },
+                { system: GENDER_CS, code: 'other' },
+              ],
+              text: 'x',
+            },
+          },
         ],
       },
       xml: xmlParameters(
@@ -241,7 +270,13 @@ describe('terminology', () => {
     }
     expect(param(await sameInBoth('/ValueSet/$validate-code', vs), 'result').valueBoolean).toBe(true)
     const cs = {
-      json: { resourceType: 'Parameters', parameter: [{ name: 'url', valueUri: GENDER_CS }, { name: 'code', valueCode: 'robot' }] },
+      json: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: 'url', valueUri: GENDER_CS },
+          { name: 'code', valueCode: 'robot' },
+        ],
+      },
       xml: xmlParameters(xmlParam('url', `<valueUri value="${GENDER_CS}"/>`), xmlParam('code', '<valueCode value="robot"/>')),
     }
     const bad = await sameInBoth('/CodeSystem/$validate-code', { ...cs, accept: true })
@@ -261,11 +296,23 @@ describe('Patient/$everything', () => {
 
   test('by GET with Accept and by POST with an XML Parameters body (_count, _type)', async () => {
     const p = await patientWith()
-    await createResource(s, { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: `Patient/${p.id}` }, valueQuantity: { value: 1.50, unit: 'mg' } })
+    await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { text: 'x' },
+      subject: { reference: `Patient/${p.id}` },
+      valueQuantity: { value: 1.5, unit: 'mg' },
+    })
     const got = await sameInBoth(`/Patient/${p.id}/$everything`, { method: 'GET', accept: true }, searchset)
     expect(got.entry.map((e: any) => e.resource.resourceType).sort()).toEqual(['Observation', 'Patient'])
     const call = {
-      json: { resourceType: 'Parameters', parameter: [{ name: '_count', valueInteger: 1 }, { name: '_type', valueString: 'Patient,Observation' }] },
+      json: {
+        resourceType: 'Parameters',
+        parameter: [
+          { name: '_count', valueInteger: 1 },
+          { name: '_type', valueString: 'Patient,Observation' },
+        ],
+      },
       xml: xmlParameters(xmlParam('_count', '<valueInteger value="1"/>'), xmlParam('_type', '<valueString value="Patient,Observation"/>')),
     }
     const page = await sameInBoth(`/Patient/${p.id}/$everything`, call, searchset)

@@ -120,7 +120,12 @@ describe('search in XML', () => {
 
   test('_include entries come back in XML with search mode include', async () => {
     const code = unique('xmlinc')
-    await createJson({ resourceType: 'Observation', status: 'final', code: { coding: [{ system: 'http://example.org/xml-test', code }] }, subject: { reference: `Patient/${ids[0]}` } })
+    await createJson({
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ system: 'http://example.org/xml-test', code }] },
+      subject: { reference: `Patient/${ids[0]}` },
+    })
     const res = await s.fhirFetch(`/Observation?code=http://example.org/xml-test|${code}&_include=Observation:subject&_format=xml`)
     expect(res.status).toBe(200)
     const bundle = await readXml(res)
@@ -375,7 +380,11 @@ describe('narrative XHTML on write', () => {
     const xml = await (await getXml(`/Patient/${created.id}`)).text()
     expect(xml).toContain(`<text><status value="generated"/><div ${XHTML_NS}><p>${family}</p></div></text>`)
     // The same in a transaction, which the worker stores.
-    const bundle = { resourceType: 'Bundle', type: 'transaction', entry: [{ fullUrl: uuid(), resource: { resourceType: 'Patient', text: { status: 'generated', div } }, request: { method: 'POST', url: 'Patient' } }] }
+    const bundle = {
+      resourceType: 'Bundle',
+      type: 'transaction',
+      entry: [{ fullUrl: uuid(), resource: { resourceType: 'Patient', text: { status: 'generated', div } }, request: { method: 'POST', url: 'Patient' } }],
+    }
     const res = await s.fhirFetch('', { method: 'POST', json: bundle })
     expect(res.status).toBe(200)
     const location = (await readJson(res)).entry[0].response.location
@@ -385,7 +394,11 @@ describe('narrative XHTML on write', () => {
   test('a div that is not well-formed XHTML is refused with 400 naming Patient.text.div, nothing written', async () => {
     const before = await rowCounts()
     for (const div of [`<div ${XHTML_NS}><p>open</div>`, `<div ${XHTML_NS}>a&nbsp;b</div>`, `<div ${XHTML_NS}>x</div><script>alert(1)</script>`]) {
-      const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', text: { status: 'generated', div } }, headers: { accept: FHIR_XML } })
+      const res = await s.fhirFetch('/Patient', {
+        method: 'POST',
+        json: { resourceType: 'Patient', text: { status: 'generated', div } },
+        headers: { accept: FHIR_XML },
+      })
       expect(res.status).toBe(400)
       expect(expressions(await xmlOutcome(res))).toContain('Patient.text.div')
     }

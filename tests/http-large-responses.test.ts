@@ -15,7 +15,10 @@ beforeAll(async () => {
   // Each Patient carries about 2 KB of narrative: a page of them is well over the threshold.
   for (let i = 0; i < PATIENTS; i++) {
     const div = `<div xmlns="http://www.w3.org/1999/xhtml">${`Patient ${i} ärztliche Notiz. `.repeat(70)}</div>`
-    const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', text: { status: 'generated', div }, name: [{ family: FAMILY, given: [`G${i}`] }] } })
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      json: { resourceType: 'Patient', text: { status: 'generated', div }, name: [{ family: FAMILY, given: [`G${i}`] }] },
+    })
     expect(res.status).toBe(201)
   }
 })
@@ -67,7 +70,11 @@ describe('large response bodies', () => {
 
   test('a body under the threshold in characters but over it in UTF-8 bytes is streamed too', async () => {
     // 3 bytes per character: about 5,000 characters are over 12 KB
-    const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', name: [{ family: `${'語'.repeat(5000)}` }] }, headers: { prefer: 'return=representation' } })
+    const res = await s.fhirFetch('/Patient', {
+      method: 'POST',
+      json: { resourceType: 'Patient', name: [{ family: `${'語'.repeat(5000)}` }] },
+      headers: { prefer: 'return=representation' },
+    })
     expect(res.status).toBe(201)
     const text = await res.text()
     expect(text.length).toBeLessThan(STREAM_ABOVE_BYTES)
@@ -103,7 +110,10 @@ describe('large response bodies', () => {
   test('a large Patient API reply is streamed and whole', async () => {
     const org = await createOrg(s)
     for (let i = 0; i < 60; i++) {
-      const res = await call(s, org, '/patients', { method: 'POST', json: { patient_id: `large_${i}`, name: `Name ${i}`, metadata: { a: "n".repeat(400), b: "m".repeat(400) } } })
+      const res = await call(s, org, '/patients', {
+        method: 'POST',
+        json: { patient_id: `large_${i}`, name: `Name ${i}`, metadata: { a: 'n'.repeat(400), b: 'm'.repeat(400) } },
+      })
       expect(res.status).toBe(200)
     }
     const res = await call(s, org, '/patients?limit=60')
@@ -115,4 +125,3 @@ describe('large response bodies', () => {
     expect(JSON.parse(text).data).toHaveLength(60)
   })
 })
-

@@ -29,7 +29,9 @@ const URN_UUID = 'urn:uuid:'
 /** The Synthea bundle files in name order, the first `limit` of them (all when undefined). */
 export function syntheaFiles(limit?: number): string[] {
   const dir = dataPath('synthea-smart')
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
   if (files.length === 0) throw new Error(`No Synthea bundles in ${dir}`)
   return files.slice(0, limit).map((f) => join(dir, f))
 }
@@ -65,7 +67,9 @@ function rewriteReferences(node: any, typeOf: Map<string, string>): any {
 /** The R4 example files (`Type-id.json`, fixed ids). */
 export function r4ExampleFiles(): string[] {
   const dir = dataPath('r4-examples')
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
   if (files.length === 0) throw new Error(`No R4 examples in ${dir}`)
   return files.map((f) => join(dir, f))
 }

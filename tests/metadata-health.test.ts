@@ -34,7 +34,16 @@ describe('GET /fhir/metadata', () => {
     expect(resources).toHaveLength(146)
     const types = resources.map((r: any) => r.type)
     expect(new Set(types).size).toBe(146)
-    for (const t of ['Patient', 'Observation', 'Bundle', 'Parameters', 'OperationOutcome', 'CapabilityStatement', 'Binary', 'MedicinalProductUndesirableEffect'])
+    for (const t of [
+      'Patient',
+      'Observation',
+      'Bundle',
+      'Parameters',
+      'OperationOutcome',
+      'CapabilityStatement',
+      'Binary',
+      'MedicinalProductUndesirableEffect',
+    ])
       expect(types).toContain(t)
   })
 
@@ -51,7 +60,15 @@ describe('GET /fhir/metadata', () => {
     const cs = await readJson(await s.fhirFetch('/metadata'))
     const names = (ops: any[] | undefined) => (ops ?? []).map((o: any) => o.name)
     expect(names(cs.rest[0].operation)).toEqual(
-      expect.arrayContaining(['reindex', 'expunge', 'get-resource-counts', 'mark-all-resources-for-reindexing', 'perform-reindexing-pass', 'meta', 'reindex-terminology']),
+      expect.arrayContaining([
+        'reindex',
+        'expunge',
+        'get-resource-counts',
+        'mark-all-resources-for-reindexing',
+        'perform-reindexing-pass',
+        'meta',
+        'reindex-terminology',
+      ]),
     )
     const of = (type: string) => names(cs.rest[0].resource.find((r: any) => r.type === type).operation)
     expect(of('Patient')).toEqual(expect.arrayContaining(['everything', 'validate', 'meta', 'meta-add', 'meta-delete', 'expunge', 'reindex']))

@@ -11,7 +11,9 @@ import { migrate } from '../shared/db/migrate'
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const dbName = `test_migdata_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
 const DIR = join(import.meta.dir, '..', 'sql', 'migrations')
-const FILES = readdirSync(DIR).filter((f) => f.endsWith('.sql')).sort()
+const FILES = readdirSync(DIR)
+  .filter((f) => f.endsWith('.sql'))
+  .sort()
 let sql: Sql
 let before: string
 
@@ -57,6 +59,8 @@ test('0015 fills the patient of existing token rows from their resource’s refe
     select a.attcompression::text as c from pg_attribute a
     where a.attrelid in ('resource'::regclass, 'resource_history'::regclass) and a.attname = 'content'`
   expect(compression.map((r) => r.c)).toEqual(lz4.ok ? ['l', 'l'] : ['', ''])
-  const [results] = await sql<{ c: string }[]>`select attcompression::text as c from pg_attribute where attrelid = 'bundle_job'::regclass and attname = 'results'`
+  const [results] = await sql<
+    { c: string }[]
+  >`select attcompression::text as c from pg_attribute where attrelid = 'bundle_job'::regclass and attname = 'results'`
   expect(results.c).toBe(lz4.ok ? 'l' : '')
 })

@@ -8,7 +8,9 @@ import { migrate } from '../shared/db/migrate'
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const dbName = `test_mig_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-const FILES = readdirSync(join(import.meta.dir, '..', 'sql', 'migrations')).filter((f) => f.endsWith('.sql')).sort()
+const FILES = readdirSync(join(import.meta.dir, '..', 'sql', 'migrations'))
+  .filter((f) => f.endsWith('.sql'))
+  .sort()
 
 let a: Sql
 let b: Sql

@@ -41,10 +41,15 @@ describe('API keys of organizations', () => {
     expect((await call(s, org, '/patients')).status).toBe(200)
   })
 
-  test('revoking another organization\'s key is 404', async () => {
+  test("revoking another organization's key is 404", async () => {
     const a = await createOrg(s)
     const b = await createOrg(s)
-    await expectError(await adminFetch(s, `/admin/organizations/${a.id}/api-keys/${b.keyId}`, { method: 'DELETE' }), 404, 'not_found_error', 'resource_not_found')
+    await expectError(
+      await adminFetch(s, `/admin/organizations/${a.id}/api-keys/${b.keyId}`, { method: 'DELETE' }),
+      404,
+      'not_found_error',
+      'resource_not_found',
+    )
   })
 })
 
@@ -118,14 +123,25 @@ describe('admin endpoints', () => {
 
   test('organizations: create (name required), list, read, 404', async () => {
     await expectError(await adminFetch(s, '/admin/organizations', { method: 'POST', json: {} }), 400, 'invalid_request_error', 'bad_request', 'name')
-    await expectError(await adminFetch(s, '/admin/organizations', { method: 'POST', json: { name: 'x', extra: 1 } }), 400, 'invalid_request_error', 'bad_request', 'extra')
+    await expectError(
+      await adminFetch(s, '/admin/organizations', { method: 'POST', json: { name: 'x', extra: 1 } }),
+      400,
+      'invalid_request_error',
+      'bad_request',
+      'extra',
+    )
     const org = await readJson(await adminFetch(s, '/admin/organizations', { method: 'POST', json: { name: 'Clinic' } }))
     expect(org).toMatchObject({ resource_type: 'organization', name: 'Clinic' })
     expect((await readJson(await adminFetch(s, `/admin/organizations/${org.id}`))).id).toBe(org.id)
     const list = await readJson(await adminFetch(s, '/admin/organizations'))
     expect(list.data.map((o: any) => o.id)).toContain(org.id)
     await expectError(await adminFetch(s, '/admin/organizations/org_missing'), 404, 'not_found_error', 'resource_not_found')
-    await expectError(await adminFetch(s, '/admin/organizations/org_missing/api-keys', { method: 'POST', json: {} }), 404, 'not_found_error', 'resource_not_found')
+    await expectError(
+      await adminFetch(s, '/admin/organizations/org_missing/api-keys', { method: 'POST', json: {} }),
+      404,
+      'not_found_error',
+      'resource_not_found',
+    )
   })
 })
 
@@ -136,7 +152,18 @@ test('GET /openapi.json describes the API', async () => {
   const doc = await readJson(res)
   expect(doc.openapi).toStartWith('3.1')
   expect(Object.keys(doc.paths)).toEqual(
-    expect.arrayContaining(['/patients', '/patients/{id}', '/patient-flows', '/patient-flows/{id}', '/sessions', '/patients/{id}/sessions', '/patients/{id}/patient-flows', '/patients/{id}/$everything', '/connections', '/connections/{id}']),
+    expect.arrayContaining([
+      '/patients',
+      '/patients/{id}',
+      '/patient-flows',
+      '/patient-flows/{id}',
+      '/sessions',
+      '/patients/{id}/sessions',
+      '/patients/{id}/patient-flows',
+      '/patients/{id}/$everything',
+      '/connections',
+      '/connections/{id}',
+    ]),
   )
   expect(doc.components.schemas.PatientFlowCreate.additionalProperties).toBe(false)
   expect(doc.components.schemas.Error.properties.error.required).toEqual(['type', 'code', 'message', 'param', 'doc_url', 'request_id'])

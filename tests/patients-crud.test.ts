@@ -17,7 +17,14 @@ describe('POST /patients', () => {
     const res = await post(org, { patient_id: 'user_42', email: 'ann@example.com', name: 'Ann', metadata: { plan: 'gold', n: 3 } })
     expect(res.status).toBe(200)
     const p = await readJson(res)
-    expect(p).toEqual({ id: 'user_42', resource_type: 'patient', email: 'ann@example.com', name: 'Ann', metadata: { plan: 'gold', n: 3 }, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) })
+    expect(p).toEqual({
+      id: 'user_42',
+      resource_type: 'patient',
+      email: 'ann@example.com',
+      name: 'Ann',
+      metadata: { plan: 'gold', n: 3 },
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    })
     const minimal = await readJson(await post(org, { patient_id: 'min' }))
     expect(minimal).toMatchObject({ email: null, name: null, metadata: {} })
   })
@@ -59,11 +66,31 @@ describe('GET /patients/{id}', () => {
     const org = await createOrg(s)
     const src = await createSource(s)
     await post(org, { patient_id: 'c1' })
-    const first = await recordConnection(s.sql, { organizationId: org.id, patientId: 'c1', fhirSourceId: src.id, flowId: null, status: 'failed', failureCode: 'user_denied' })
-    const second = await recordConnection(s.sql, { organizationId: org.id, patientId: 'c1', fhirSourceId: src.id, flowId: null, status: 'active', scopes: ['patient/*.read'] })
+    const first = await recordConnection(s.sql, {
+      organizationId: org.id,
+      patientId: 'c1',
+      fhirSourceId: src.id,
+      flowId: null,
+      status: 'failed',
+      failureCode: 'user_denied',
+    })
+    const second = await recordConnection(s.sql, {
+      organizationId: org.id,
+      patientId: 'c1',
+      fhirSourceId: src.id,
+      flowId: null,
+      status: 'active',
+      scopes: ['patient/*.read'],
+    })
     const p = await readJson(await call(s, org, '/patients/c1'))
     expect(p.connections.map((c: any) => c.id)).toEqual([second.id, first.id])
-    expect(p.connections[0]).toMatchObject({ resource_type: 'connection', connection_id: src.id, status: 'active', scopes: ['patient/*.read'], failure_code: null })
+    expect(p.connections[0]).toMatchObject({
+      resource_type: 'connection',
+      connection_id: src.id,
+      status: 'active',
+      scopes: ['patient/*.read'],
+      failure_code: null,
+    })
     expect(p.connections[1]).toMatchObject({ status: 'failed', failure_code: 'user_denied', failure_at: expect.any(String) })
     // A list item is the plain patient.
     const list = await readJson(await call(s, org, '/patients?patient_id=c1'))
@@ -91,9 +118,21 @@ describe('PUT /patients/{id}', () => {
   test('body/URL patient_id mismatch 400; missing patient_id 400; unknown patient 404; rules apply', async () => {
     const org = await createOrg(s)
     await post(org, { patient_id: 'r2' })
-    await expectError(await call(s, org, '/patients/r2', { method: 'PUT', json: { patient_id: 'other' } }), 400, 'invalid_request_error', 'bad_request', 'patient_id')
+    await expectError(
+      await call(s, org, '/patients/r2', { method: 'PUT', json: { patient_id: 'other' } }),
+      400,
+      'invalid_request_error',
+      'bad_request',
+      'patient_id',
+    )
     await expectError(await call(s, org, '/patients/r2', { method: 'PUT', json: { name: 'x' } }), 400, 'invalid_request_error', 'bad_request', 'patient_id')
-    await expectError(await call(s, org, '/patients/r2', { method: 'PUT', json: { patient_id: 'r2', email: 'bad' } }), 400, 'invalid_request_error', 'invalid_data', 'email')
+    await expectError(
+      await call(s, org, '/patients/r2', { method: 'PUT', json: { patient_id: 'r2', email: 'bad' } }),
+      400,
+      'invalid_request_error',
+      'invalid_data',
+      'email',
+    )
     await expectError(await call(s, org, '/patients/nope', { method: 'PUT', json: { patient_id: 'nope' } }), 404, 'not_found_error', 'resource_not_found')
   })
 })
@@ -117,11 +156,18 @@ describe('DELETE /patients/{id}', () => {
     const org = await createOrg(s)
     const src = await createSource(s)
     await post(org, { patient_id: 'd1' })
-    const flow = await readJson(await call(s, org, '/patient-flows', { method: 'POST', json: { patient_id: 'd1', return_url: 'https://app.example.com/back' } }))
+    const flow = await readJson(
+      await call(s, org, '/patient-flows', { method: 'POST', json: { patient_id: 'd1', return_url: 'https://app.example.com/back' } }),
+    )
     const sess = await readJson(await call(s, org, '/sessions', { method: 'POST', json: { patient_id: 'd1', return_url: 'https://app.example.com/back' } }))
     await recordConnection(s.sql, { organizationId: org.id, patientId: 'd1', fhirSourceId: src.id, flowId: flow.id, status: 'active' })
     const fhirPatient = await createResource(s, { resourceType: 'Patient', identifier: [{ system: patientIdSystem(org.id), value: 'd1' }] })
-    const obs = await createResource(s, { resourceType: 'Observation', status: 'final', code: { text: 'x' }, subject: { reference: `Patient/${fhirPatient.id}` } })
+    const obs = await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { text: 'x' },
+      subject: { reference: `Patient/${fhirPatient.id}` },
+    })
     const unrelated = await createResource(s, { resourceType: 'Patient', identifier: [{ system: patientIdSystem(org.id), value: 'd2' }] })
 
     const res = await call(s, org, '/patients/d1', { method: 'DELETE' })
@@ -130,7 +176,8 @@ describe('DELETE /patients/{id}', () => {
 
     await expectError(await call(s, org, '/patients/d1'), 404, 'not_found_error', 'resource_not_found')
     await expectError(await call(s, org, `/patient-flows/${flow.id}`), 404, 'not_found_error', 'resource_not_found')
-    const [{ n }] = await s.sql`select (select count(*) from patient_flow where id in (${flow.id}, ${sess.id})) + (select count(*) from connection where patient_id = 'd1') as n`
+    const [{ n }] =
+      await s.sql`select (select count(*) from patient_flow where id in (${flow.id}, ${sess.id})) + (select count(*) from connection where patient_id = 'd1') as n`
     expect(Number(n)).toBe(0)
     expect((await s.fhirFetch(`/Patient/${fhirPatient.id}`)).status).toBe(410)
     expect((await s.fhirFetch(`/Observation/${obs.id}`)).status).toBe(410)
@@ -152,7 +199,8 @@ describe('DELETE /patients/{id}', () => {
     }))
     const tx = await s.fhirFetch('', { method: 'POST', json: { resourceType: 'Bundle', type: 'transaction', entry } })
     expect(tx.status).toBe(200)
-    const live = () => s.sql`select count(distinct r.rid)::int as n from resource r join idx_reference i on i.rid = r.rid where i.target_id = ${fhirPatient.id} and not r.deleted`
+    const live = () =>
+      s.sql`select count(distinct r.rid)::int as n from resource r join idx_reference i on i.rid = r.rid where i.target_id = ${fhirPatient.id} and not r.deleted`
     expect((await live())[0].n).toBe(n)
     const res = await call(s, org, '/patients/big', { method: 'DELETE' })
     expect(res.status).toBe(200)
@@ -170,7 +218,12 @@ describe('organizations are isolated', () => {
     await post(a, { patient_id: 'shared-id', email: 'a@example.com' })
     const flow = await readJson(await call(s, a, '/patient-flows', { method: 'POST', json: { patient_id: 'shared-id', return_url: 'https://a.example.com' } }))
     await expectError(await call(s, b, '/patients/shared-id'), 404, 'not_found_error', 'resource_not_found')
-    await expectError(await call(s, b, '/patients/shared-id', { method: 'PUT', json: { patient_id: 'shared-id' } }), 404, 'not_found_error', 'resource_not_found')
+    await expectError(
+      await call(s, b, '/patients/shared-id', { method: 'PUT', json: { patient_id: 'shared-id' } }),
+      404,
+      'not_found_error',
+      'resource_not_found',
+    )
     await expectError(await call(s, b, '/patients/shared-id', { method: 'DELETE' }), 404, 'not_found_error', 'resource_not_found')
     await expectError(await call(s, b, '/patients/shared-id/patient-flows'), 404, 'not_found_error', 'resource_not_found')
     await expectError(await call(s, b, '/patients/shared-id/sessions'), 404, 'not_found_error', 'resource_not_found')

@@ -11,8 +11,7 @@ import { call, createOrg, createSource, expectError } from './patients-client'
 const s = useTestServer()
 const RETURN = 'https://app.example.com/return'
 
-const flow = (org: any, json: Record<string, unknown>, path = '/patient-flows') =>
-  call(s, org, path, { method: 'POST', json: { return_url: RETURN, ...json } })
+const flow = (org: any, json: Record<string, unknown>, path = '/patient-flows') => call(s, org, path, { method: 'POST', json: { return_url: RETURN, ...json } })
 
 describe('POST /patient-flows', () => {
   test('a new flow is open, with the documented fields; expires_at = created_at + expires_in', async () => {
@@ -65,12 +64,24 @@ describe('POST /patient-flows', () => {
 
   test('required fields, URL, label, patient rules, unknown fields: 400 naming the param; nothing stored', async () => {
     const org = await createOrg(s)
-    await expectError(await call(s, org, '/patient-flows', { method: 'POST', json: { patient_id: 'v' } }), 400, 'invalid_request_error', 'bad_request', 'return_url')
+    await expectError(
+      await call(s, org, '/patient-flows', { method: 'POST', json: { patient_id: 'v' } }),
+      400,
+      'invalid_request_error',
+      'bad_request',
+      'return_url',
+    )
     await expectError(await flow(org, {}), 400, 'invalid_request_error', 'bad_request', 'patient_id')
     await expectError(await flow(org, { patient_id: 'v', return_url: 'not a url' }), 400, 'invalid_request_error', 'invalid_data', 'return_url')
     await expectError(await flow(org, { patient_id: 'v', return_url: 'javascript:alert(1)' }), 400, 'invalid_request_error', 'invalid_data', 'return_url')
     await expectError(await flow(org, { patient_id: 'v', return_button_label: '' }), 400, 'invalid_request_error', 'invalid_data', 'return_button_label')
-    await expectError(await flow(org, { patient_id: 'v', return_button_label: 'x'.repeat(61) }), 400, 'invalid_request_error', 'invalid_data', 'return_button_label')
+    await expectError(
+      await flow(org, { patient_id: 'v', return_button_label: 'x'.repeat(61) }),
+      400,
+      'invalid_request_error',
+      'invalid_data',
+      'return_button_label',
+    )
     await expectError(await flow(org, { patient_id: 'pf_1' }), 400, 'invalid_request_error', 'invalid_data', 'patient_id')
     await expectError(await flow(org, { patient_id: 'v', patient_email: 'nope' }), 400, 'invalid_request_error', 'invalid_data', 'patient_email')
     await expectError(await flow(org, { patient_id: 'v', patient_name: 'n'.repeat(201) }), 400, 'invalid_request_error', 'invalid_data', 'patient_name')
@@ -82,8 +93,20 @@ describe('POST /patient-flows', () => {
   test('recommended_connection_ids must name known sources', async () => {
     const org = await createOrg(s)
     const a = await createSource(s)
-    await expectError(await flow(org, { patient_id: 'k', recommended_connection_ids: [a.id, 'fhirsrc_unknown'] }), 400, 'invalid_request_error', 'invalid_data', 'recommended_connection_ids')
-    await expectError(await flow(org, { patient_id: 'k', recommended_connection_ids: 'fhirsrc_x' }), 400, 'invalid_request_error', 'invalid_data', 'recommended_connection_ids')
+    await expectError(
+      await flow(org, { patient_id: 'k', recommended_connection_ids: [a.id, 'fhirsrc_unknown'] }),
+      400,
+      'invalid_request_error',
+      'invalid_data',
+      'recommended_connection_ids',
+    )
+    await expectError(
+      await flow(org, { patient_id: 'k', recommended_connection_ids: 'fhirsrc_x' }),
+      400,
+      'invalid_request_error',
+      'invalid_data',
+      'recommended_connection_ids',
+    )
     const none = await readJson(await flow(org, { patient_id: 'k' }))
     expect(none.recommended_connection_ids).toEqual([])
   })
@@ -95,7 +118,13 @@ describe('POST /patient-flows', () => {
     expect(byId).toMatchObject({ connection_id: a.id, recommended_connection_ids: null })
     const byUrl = await readJson(await flow(org, { patient_id: 'd', connection_id: `${a.fhir_base_url}/` }))
     expect(byUrl.connection_id).toBe(a.id)
-    await expectError(await flow(org, { patient_id: 'd', connection_id: a.id, recommended_connection_ids: [a.id] }), 400, 'invalid_request_error', 'bad_request', 'recommended_connection_ids')
+    await expectError(
+      await flow(org, { patient_id: 'd', connection_id: a.id, recommended_connection_ids: [a.id] }),
+      400,
+      'invalid_request_error',
+      'bad_request',
+      'recommended_connection_ids',
+    )
     await expectError(await flow(org, { patient_id: 'd', connection_id: 'fhirsrc_nope' }), 400, 'invalid_request_error', 'invalid_data', 'connection_id')
   })
 })

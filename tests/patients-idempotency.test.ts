@@ -77,7 +77,13 @@ describe('Idempotency-Key', () => {
     expect(rb.status).toBe(200)
     expect((await readJson(rb)).name).toBe('B')
     expect(ra.name).toBeNull()
-    await expectError(await call(s, a, '/patients', { method: 'POST', json: { patient_id: 'long' }, headers: withKey('k'.repeat(256)) }), 400, 'invalid_request_error', 'invalid_data', 'Idempotency-Key')
+    await expectError(
+      await call(s, a, '/patients', { method: 'POST', json: { patient_id: 'long' }, headers: withKey('k'.repeat(256)) }),
+      400,
+      'invalid_request_error',
+      'invalid_data',
+      'Idempotency-Key',
+    )
   })
 
   test('a saved response older than 24 hours is forgotten', async () => {

@@ -25,7 +25,14 @@ describe('GET /connections', () => {
 
   test('GET /connections/{id}: by fhirsrc_ id, by raw or encoded base URL; 404 otherwise; no credentials', async () => {
     const org = await createOrg(s)
-    const src = await createSource(s, { name: 'Creds', client_id: 'cid-123', client_secret: 'very-secret', scopes: 'launch/patient patient/*.read', logo_url: 'https://cdn.example.com/l.png', portal_url: 'https://portal.example.com' })
+    const src = await createSource(s, {
+      name: 'Creds',
+      client_id: 'cid-123',
+      client_secret: 'very-secret',
+      scopes: 'launch/patient patient/*.read',
+      logo_url: 'https://cdn.example.com/l.png',
+      portal_url: 'https://portal.example.com',
+    })
     expect(Object.keys(src).sort()).toEqual(['fhir_base_url', 'id', 'logo_url', 'name', 'portal_url', 'resource_type', 'type'])
     for (const id of [src.id, src.fhir_base_url, encodeURIComponent(src.fhir_base_url), `${encodeURIComponent(src.fhir_base_url)}%2F`]) {
       const res = await call(s, org, `/connections/${id}`)
@@ -33,12 +40,25 @@ describe('GET /connections', () => {
       const got = await readJson(res)
       expect(got).toEqual(src)
     }
-    const text = JSON.stringify(await readJson(await call(s, org, `/connections?q=creds`))) + JSON.stringify(await readJson(await adminFetch(s, `/admin/fhir-sources/${src.id}`)))
+    const text =
+      JSON.stringify(await readJson(await call(s, org, `/connections?q=creds`))) +
+      JSON.stringify(await readJson(await adminFetch(s, `/admin/fhir-sources/${src.id}`)))
     expect(text).not.toContain('very-secret')
     expect(text).not.toContain('cid-123')
-    expect(await sourceCredentials(s.sql, src.id)).toEqual({ id: src.id, fhirBaseUrl: src.fhir_base_url, clientId: 'cid-123', clientSecret: 'very-secret', scopes: 'launch/patient patient/*.read' })
+    expect(await sourceCredentials(s.sql, src.id)).toEqual({
+      id: src.id,
+      fhirBaseUrl: src.fhir_base_url,
+      clientId: 'cid-123',
+      clientSecret: 'very-secret',
+      scopes: 'launch/patient patient/*.read',
+    })
     await expectError(await call(s, org, '/connections/fhirsrc_nope'), 404, 'not_found_error', 'resource_not_found', 'id')
-    await expectError(await call(s, org, `/connections/${encodeURIComponent('https://unknown.example.com/fhir')}`), 404, 'not_found_error', 'resource_not_found')
+    await expectError(
+      await call(s, org, `/connections/${encodeURIComponent('https://unknown.example.com/fhir')}`),
+      404,
+      'not_found_error',
+      'resource_not_found',
+    )
   })
 })
 
@@ -48,7 +68,13 @@ describe('admin catalog', () => {
     await expectError(await bad({ fhir_base_url: 'https://a.example.com' }), 400, 'invalid_request_error', 'bad_request', 'name')
     await expectError(await bad({ name: 'A' }), 400, 'invalid_request_error', 'bad_request', 'fhir_base_url')
     await expectError(await bad({ name: 'A', fhir_base_url: 'ftp://x' }), 400, 'invalid_request_error', 'invalid_data', 'fhir_base_url')
-    await expectError(await bad({ name: 'A', fhir_base_url: 'https://a.example.com', logo_url: 'nope' }), 400, 'invalid_request_error', 'invalid_data', 'logo_url')
+    await expectError(
+      await bad({ name: 'A', fhir_base_url: 'https://a.example.com', logo_url: 'nope' }),
+      400,
+      'invalid_request_error',
+      'invalid_data',
+      'logo_url',
+    )
     await expectError(await bad({ name: 'A', fhir_base_url: 'https://a.example.com', secret: 'x' }), 400, 'invalid_request_error', 'bad_request', 'secret')
     const src = await createSource(s)
     await expectError(await bad({ name: 'Again', fhir_base_url: `${src.fhir_base_url}/` }), 409, 'conflict_error', 'resource_conflict', 'fhir_base_url')
@@ -85,10 +111,24 @@ describe('bun run orgs', () => {
     const org = { id: orgId, key: secret, keyId }
     expect((await call(s, org, '/patients')).status).toBe(200)
     expect((await orgsCli('keys', orgId)).out).not.toContain(secret)
-    const src = await orgsCli('source-add', 'CLI EHR', 'https://cli-ehr.example.com/fhir/', '--type', 'epic', '--client-id', 'cli-cid', '--client-secret', 'cli-secret')
+    const src = await orgsCli(
+      'source-add',
+      'CLI EHR',
+      'https://cli-ehr.example.com/fhir/',
+      '--type',
+      'epic',
+      '--client-id',
+      'cli-cid',
+      '--client-secret',
+      'cli-secret',
+    )
     expect(src.code).toBe(0)
     const srcId = /(fhirsrc_\w+)/.exec(src.out)?.[1] as string
-    expect(await sourceCredentials(s.sql, srcId)).toMatchObject({ fhirBaseUrl: 'https://cli-ehr.example.com/fhir', clientId: 'cli-cid', clientSecret: 'cli-secret' })
+    expect(await sourceCredentials(s.sql, srcId)).toMatchObject({
+      fhirBaseUrl: 'https://cli-ehr.example.com/fhir',
+      clientId: 'cli-cid',
+      clientSecret: 'cli-secret',
+    })
     expect((await orgsCli('source-update', srcId, '--scopes', 'patient/*.read')).code).toBe(0)
     expect((await sourceCredentials(s.sql, srcId)).scopes).toBe('patient/*.read')
     expect((await orgsCli('sources')).out).toContain(srcId)

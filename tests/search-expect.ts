@@ -2,7 +2,11 @@
 import { readJson, type TestServer } from './harness'
 
 /** The server's string normalisation: accents removed, upper case. */
-export const norm = (v: string) => v.normalize('NFD').replace(/\p{Mn}/gu, '').toUpperCase()
+export const norm = (v: string) =>
+  v
+    .normalize('NFD')
+    .replace(/\p{Mn}/gu, '')
+    .toUpperCase()
 
 /** `Type/id` of resources, sorted. */
 export const keys = (resources: any[]) => resources.map((r) => `${r.resourceType}/${r.id}`).sort()
@@ -70,14 +74,22 @@ export function dateMatches(value: string, param: string): boolean {
   const [lo, hi] = dateRange(value)
   const eq = plo <= lo && hi <= phi
   switch (prefix) {
-    case 'eq': return eq
-    case 'ne': return !eq
-    case 'gt': return hi > phi
-    case 'lt': return lo < plo
-    case 'ge': return hi > phi || eq
-    case 'le': return lo < plo || eq
-    case 'sa': return lo > phi
-    case 'eb': return hi < plo
+    case 'eq':
+      return eq
+    case 'ne':
+      return !eq
+    case 'gt':
+      return hi > phi
+    case 'lt':
+      return lo < plo
+    case 'ge':
+      return hi > phi || eq
+    case 'le':
+      return lo < plo || eq
+    case 'sa':
+      return lo > phi
+    case 'eb':
+      return hi < plo
   }
   throw new Error(`prefix ${prefix}`)
 }

@@ -24,8 +24,15 @@ test('a CodeSystem and ValueSet posted in a transaction are usable by the next s
         content: 'complete',
         concept: [{ code: 'severe', concept: [{ code: 'fatal' }, { code: 'critical' }] }, { code: 'mild' }],
       }),
-      entry({ resourceType: 'ValueSet', url: `${SYS}/vs-severe`, status: 'active', compose: { include: [{ system: SYS, filter: [{ property: 'concept', op: 'descendent-of', value: 'severe' }] }] } }),
-      ...['fatal', 'critical', 'mild', 'severe'].map((code) => entry({ resourceType: 'Condition', subject: { display: code }, severity: { coding: [{ system: SYS, code }] } })),
+      entry({
+        resourceType: 'ValueSet',
+        url: `${SYS}/vs-severe`,
+        status: 'active',
+        compose: { include: [{ system: SYS, filter: [{ property: 'concept', op: 'descendent-of', value: 'severe' }] }] },
+      }),
+      ...['fatal', 'critical', 'mild', 'severe'].map((code) =>
+        entry({ resourceType: 'Condition', subject: { display: code }, severity: { coding: [{ system: SYS, code }] } }),
+      ),
     ],
   }
   const res = await s.fhirFetch('', { method: 'POST', json: bundle })
@@ -49,7 +56,11 @@ test('a stored CodeSystem and ValueSet with a built-in URL win over the built-in
     name: 'LocalGender',
     status: 'active',
     content: 'complete',
-    concept: [{ code: 'male', display: 'Male' }, { code: 'female', display: 'Female' }, { code: 'nonbinary', display: 'Non-binary' }],
+    concept: [
+      { code: 'male', display: 'Male' },
+      { code: 'female', display: 'Female' },
+      { code: 'nonbinary', display: 'Non-binary' },
+    ],
   })
   const lookup = await readJson(await s.fhirFetch(`/CodeSystem/$lookup?system=${encodeURIComponent(GENDER_CS)}&code=nonbinary`))
   expect(param(lookup, 'name').valueString).toBe('LocalGender')
@@ -57,7 +68,12 @@ test('a stored CodeSystem and ValueSet with a built-in URL win over the built-in
   // the built-in value set includes the whole system: it now expands to the stored system's codes
   const after = await readJson(await s.fhirFetch(`/ValueSet/$expand?url=${encodeURIComponent(GENDER_VS)}`))
   expect(after.expansion.contains.map((c: any) => c.code)).toEqual(['male', 'female', 'nonbinary'])
-  await createResource(s, { resourceType: 'ValueSet', url: GENDER_VS, status: 'active', compose: { include: [{ system: GENDER_CS, concept: [{ code: 'female' }] }] } })
+  await createResource(s, {
+    resourceType: 'ValueSet',
+    url: GENDER_VS,
+    status: 'active',
+    compose: { include: [{ system: GENDER_CS, concept: [{ code: 'female' }] }] },
+  })
   const own = await readJson(await s.fhirFetch(`/ValueSet/$expand?url=${encodeURIComponent(GENDER_VS)}`))
   expect(own.expansion.contains.map((c: any) => c.code)).toEqual(['female'])
 })

@@ -68,7 +68,10 @@ describe('$expand', () => {
     expect(page.expansion.total).toBe(4)
     expect(page.expansion.offset).toBe(1)
     expect(page.expansion.contains.map((c: any) => c.code)).toEqual(['female', 'other'])
-    expect(page.expansion.parameter).toEqual([{ name: 'offset', valueInteger: 1 }, { name: 'count', valueInteger: 2 }])
+    expect(page.expansion.parameter).toEqual([
+      { name: 'offset', valueInteger: 1 },
+      { name: 'count', valueInteger: 2 },
+    ])
   })
 
   test('a v3 value set defined by an is-a filter expands through the closure table', async () => {
@@ -114,7 +117,19 @@ describe('$expand', () => {
   test('an inline ValueSet POSTed in Parameters', async () => {
     const res = await s.fhirFetch('/ValueSet/$expand', {
       method: 'POST',
-      json: { resourceType: 'Parameters', parameter: [{ name: 'valueSet', resource: { resourceType: 'ValueSet', status: 'draft', compose: { include: [{ system: GENDER_CS }], exclude: [{ system: GENDER_CS, concept: [{ code: 'unknown' }] }] } } }] },
+      json: {
+        resourceType: 'Parameters',
+        parameter: [
+          {
+            name: 'valueSet',
+            resource: {
+              resourceType: 'ValueSet',
+              status: 'draft',
+              compose: { include: [{ system: GENDER_CS }], exclude: [{ system: GENDER_CS, concept: [{ code: 'unknown' }] }] },
+            },
+          },
+        ],
+      },
     })
     expect(res.status).toBe(200)
     expect((await readJson(res)).expansion.contains.map((c: any) => c.code)).toEqual(['male', 'female', 'other'])
@@ -143,7 +158,10 @@ describe('$lookup', () => {
     expect(param(p, 'display').valueString).toBe('Finding one')
     const props = p.parameter.filter((x: any) => x.name === 'property').map((x: any) => `${x.part[0].valueCode}=${x.part[1].valueCode}`)
     expect(props.sort()).toEqual(['child=A11', 'parent=A'])
-    expect(param(p, 'designation').part).toEqual([{ name: 'language', valueCode: 'de' }, { name: 'value', valueString: 'Befund eins' }])
+    expect(param(p, 'designation').part).toEqual([
+      { name: 'language', valueCode: 'de' },
+      { name: 'value', valueString: 'Befund eins' },
+    ])
   })
 
   test('an unknown code or system: 404 as HAPI', async () => {
@@ -157,10 +175,14 @@ describe('$lookup', () => {
 
 describe('$validate-code', () => {
   test('ValueSet: a member is valid with its display, another code is not', async () => {
-    const ok = await readJson(await s.fhirFetch(`/ValueSet/$validate-code?url=${encodeURIComponent(GENDER_VS)}&system=${encodeURIComponent(GENDER_CS)}&code=female`))
+    const ok = await readJson(
+      await s.fhirFetch(`/ValueSet/$validate-code?url=${encodeURIComponent(GENDER_VS)}&system=${encodeURIComponent(GENDER_CS)}&code=female`),
+    )
     expect(param(ok, 'result').valueBoolean).toBe(true)
     expect(param(ok, 'display').valueString).toBe('Female')
-    const bad = await readJson(await s.fhirFetch(`/ValueSet/$validate-code?url=${encodeURIComponent(GENDER_VS)}&system=${encodeURIComponent(GENDER_CS)}&code=robot`))
+    const bad = await readJson(
+      await s.fhirFetch(`/ValueSet/$validate-code?url=${encodeURIComponent(GENDER_VS)}&system=${encodeURIComponent(GENDER_CS)}&code=robot`),
+    )
     expect(param(bad, 'result').valueBoolean).toBe(false)
     expect(param(bad, 'message').valueString).toContain('robot')
     const concept = await s.fhirFetch('/ValueSet/$validate-code', {
@@ -169,7 +191,15 @@ describe('$validate-code', () => {
         resourceType: 'Parameters',
         parameter: [
           { name: 'url', valueUri: GENDER_VS },
-          { name: 'codeableConcept', valueCodeableConcept: { coding: [{ system: LOINC, code: '8302-2' }, { system: GENDER_CS, code: 'other' }] } },
+          {
+            name: 'codeableConcept',
+            valueCodeableConcept: {
+              coding: [
+                { system: LOINC, code: '8302-2' },
+                { system: GENDER_CS, code: 'other' },
+              ],
+            },
+          },
         ],
       },
     })
@@ -206,9 +236,21 @@ describe(':in and :not-in', () => {
   })
 
   test('Observation code against a stored value set of LOINC codes; a new version of it applies at once', async () => {
-    const height = await createResource(s, { resourceType: 'Observation', status: 'final', code: { coding: [{ system: LOINC, code: '8302-2', display: 'Body height' }] } })
-    const weight = await createResource(s, { resourceType: 'Observation', status: 'final', code: { coding: [{ system: LOINC, code: '29463-7', display: 'Body weight' }] } })
-    const pulse = await createResource(s, { resourceType: 'Observation', status: 'final', code: { coding: [{ system: LOINC, code: '8867-4', display: 'Heart rate' }] } })
+    const height = await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ system: LOINC, code: '8302-2', display: 'Body height' }] },
+    })
+    const weight = await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ system: LOINC, code: '29463-7', display: 'Body weight' }] },
+    })
+    const pulse = await createResource(s, {
+      resourceType: 'Observation',
+      status: 'final',
+      code: { coding: [{ system: LOINC, code: '8867-4', display: 'Heart rate' }] },
+    })
     const vs = await createResource(s, {
       resourceType: 'ValueSet',
       url: 'http://example.org/fhir/ValueSet/body-measures',
@@ -233,12 +275,15 @@ describe(':in and :not-in', () => {
 
 describe(':below and :above', () => {
   test('Condition code over a stored hierarchy; updating and deleting the CodeSystem applies at once', async () => {
-    const cond = async (code: string) => (await createResource(s, { resourceType: 'Condition', subject: { display: 'x' }, code: { coding: [{ system: BODY_CS, code }] } })).id
+    const cond = async (code: string) =>
+      (await createResource(s, { resourceType: 'Condition', subject: { display: 'x' }, code: { coding: [{ system: BODY_CS, code }] } })).id
     const a1 = await cond('A1')
     const a11 = await cond('A11')
     const a2 = await cond('A2')
     const b = await cond('B')
-    const other = (await createResource(s, { resourceType: 'Condition', subject: { display: 'x' }, code: { coding: [{ system: 'http://example.org/other', code: 'A1' }] } })).id
+    const other = (
+      await createResource(s, { resourceType: 'Condition', subject: { display: 'x' }, code: { coding: [{ system: 'http://example.org/other', code: 'A1' }] } })
+    ).id
     const below = (code: string) => ids(`/Condition?code:below=${encodeURIComponent(`${BODY_CS}|${code}`)}`)
     const above = (code: string) => ids(`/Condition?code:above=${encodeURIComponent(`${BODY_CS}|${code}`)}`)
     expect(await below('A1')).toEqual([a1, a11].sort())
@@ -249,7 +294,13 @@ describe(':below and :above', () => {
 
     // move A11 under A2
     const [stored] = (await readJson(await s.fhirFetch(`/CodeSystem?url=${encodeURIComponent(BODY_CS)}`))).entry.map((e: any) => e.resource)
-    const moved = { ...stored, concept: [{ code: 'A', concept: [{ code: 'A1' }, { code: 'A2', concept: [{ code: 'A11' }] }] }, { code: 'B', property: [{ code: 'parent', valueCode: 'A2' }] }] }
+    const moved = {
+      ...stored,
+      concept: [
+        { code: 'A', concept: [{ code: 'A1' }, { code: 'A2', concept: [{ code: 'A11' }] }] },
+        { code: 'B', property: [{ code: 'parent', valueCode: 'A2' }] },
+      ],
+    }
     expect((await s.fhirFetch(`/CodeSystem/${stored.id}`, { method: 'PUT', json: moved })).status).toBe(200)
     expect(await below('A1')).toEqual([a1])
     expect(await below('A2')).toEqual([a11, a2, b].sort())

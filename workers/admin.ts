@@ -11,7 +11,9 @@ import { performReindexingPass } from '../shared/fhir/reindex/reindex-pass'
 import type { Registration, WorkerDeps } from './registry'
 
 /** Every admin job kind, by name. */
-export const ADMIN_JOB_KINDS: ReadonlyMap<string, AdminJobKind> = new Map([ReindexJobKind, ExpungeJobKind, TerminologyRebuildJobKind].map((k) => [k.kind, k as AdminJobKind]))
+export const ADMIN_JOB_KINDS: ReadonlyMap<string, AdminJobKind> = new Map(
+  [ReindexJobKind, ExpungeJobKind, TerminologyRebuildJobKind].map((k) => [k.kind, k as AdminJobKind]),
+)
 
 export function adminRegistrations(deps: WorkerDeps): Registration[] {
   const indexBaseUrl = deps.config.publicBaseUrl ? `${deps.config.publicBaseUrl}/fhir` : undefined

@@ -18,7 +18,12 @@ export function connectRegistrations(deps: WorkerDeps): Registration[] {
       concurrency: 8,
       process: (data) =>
         deliverEvent(
-          { sql: deps.sql, jobs: deps.jobs, cipher: TokenCipher.from(deps.config.tokenEncryptionKey, deps.secret), retryDelaysMs: deps.config.webhookRetryDelaysMs },
+          {
+            sql: deps.sql,
+            jobs: deps.jobs,
+            cipher: TokenCipher.from(deps.config.tokenEncryptionKey, deps.secret),
+            retryDelaysMs: deps.config.webhookRetryDelaysMs,
+          },
           checkPayload(WebhookDeliveryJob, data),
         ),
     },

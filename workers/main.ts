@@ -36,7 +36,9 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
   const regs = registrations({ repo, sql: rt.sql, config, secret: await loadServerSecret(rt.sql), jobs, redis: pub })
   runner = inProcessRunner(regs)
   if (!connection || !blobs) {
-    const timers = regs.filter((r) => r.every).map((r) => setInterval(() => void jobs.enqueue(r.definition, r.every?.data as never).catch(() => {}), r.every?.ms))
+    const timers = regs
+      .filter((r) => r.every)
+      .map((r) => setInterval(() => void jobs.enqueue(r.definition, r.every?.data as never).catch(() => {}), r.every?.ms))
     log.info('no REDIS_URL: jobs run in process')
     return {
       queues: [],

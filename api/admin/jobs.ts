@@ -27,8 +27,10 @@ export function jobAdminRoutes(deps: AppDeps) {
       '/admin/jobs',
       admin(async ({ query }: { request: Request; query: Record<string, string | undefined> }) => {
         const limit = query.limit === undefined ? 50 : Number(query.limit)
-        if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new AppError('invalid', 'limit must be an integer from 1 to 500', { details: { param: 'limit' } })
-        if (query.state !== undefined && !STATES.has(query.state)) throw new AppError('invalid', `Unknown state "${query.state}"`, { details: { param: 'state' } })
+        if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+          throw new AppError('invalid', 'limit must be an integer from 1 to 500', { details: { param: 'limit' } })
+        if (query.state !== undefined && !STATES.has(query.state))
+          throw new AppError('invalid', `Unknown state "${query.state}"`, { details: { param: 'state' } })
         return { data: await listAdminJobs(deps.sql, { state: query.state, kind: query.kind, limit }) }
       }),
     )

@@ -35,17 +35,37 @@ export function organizationAdminRoutes(deps: AppDeps) {
     }
   const all = <T>(data: T[]) => ({ resource_type: 'list', data, has_more: false, next_cursor: null })
   return new Elysia({ name: 'admin-organizations' })
-    .post('/admin/organizations', admin(async ({ body }) => createOrganization(sql, parseBody(OrganizationBody, body).name)), { parse: 'none' })
-    .get('/admin/organizations', admin(async () => all(await listOrganizations(sql))))
-    .get('/admin/organizations/:id', admin(async ({ params }) => getOrganization(sql, params.id)))
+    .post(
+      '/admin/organizations',
+      admin(async ({ body }) => createOrganization(sql, parseBody(OrganizationBody, body).name)),
+      { parse: 'none' },
+    )
+    .get(
+      '/admin/organizations',
+      admin(async () => all(await listOrganizations(sql))),
+    )
+    .get(
+      '/admin/organizations/:id',
+      admin(async ({ params }) => getOrganization(sql, params.id)),
+    )
     .post(
       '/admin/organizations/:id/api-keys',
       admin(async ({ params, body }) => createOrgApiKey(sql, params.id, parseBody(ApiKeyBody, body))),
       { parse: 'none' },
     )
-    .get('/admin/organizations/:id/api-keys', admin(async ({ params }) => all(await listOrgApiKeys(sql, params.id))))
-    .delete('/admin/organizations/:id/api-keys/:keyId', admin(async ({ params }) => revokeOrgApiKey(sql, params.id, params.keyId)))
-    .post('/admin/fhir-sources', admin(async ({ body }) => createFhirSource(sql, parseBody(FhirSourceBody, body))), { parse: 'none' })
+    .get(
+      '/admin/organizations/:id/api-keys',
+      admin(async ({ params }) => all(await listOrgApiKeys(sql, params.id))),
+    )
+    .delete(
+      '/admin/organizations/:id/api-keys/:keyId',
+      admin(async ({ params }) => revokeOrgApiKey(sql, params.id, params.keyId)),
+    )
+    .post(
+      '/admin/fhir-sources',
+      admin(async ({ body }) => createFhirSource(sql, parseBody(FhirSourceBody, body))),
+      { parse: 'none' },
+    )
     .get(
       '/admin/fhir-sources',
       admin(async ({ url }) => {
@@ -54,8 +74,15 @@ export function organizationAdminRoutes(deps: AppDeps) {
         return listFhirSources(sql, cursor, listQuery(url.searchParams, cursor), filters)
       }),
     )
-    .get('/admin/fhir-sources/:id', admin(async ({ params }) => getFhirSource(sql, params.id)))
-    .patch('/admin/fhir-sources/:id', admin(async ({ params, body }) => updateFhirSource(sql, params.id, parseBody(FhirSourcePatch, body))), { parse: 'none' })
+    .get(
+      '/admin/fhir-sources/:id',
+      admin(async ({ params }) => getFhirSource(sql, params.id)),
+    )
+    .patch(
+      '/admin/fhir-sources/:id',
+      admin(async ({ params, body }) => updateFhirSource(sql, params.id, parseBody(FhirSourcePatch, body))),
+      { parse: 'none' },
+    )
     .delete(
       '/admin/fhir-sources/:id',
       admin(async ({ params }) => {

@@ -15,7 +15,11 @@ const BASE = '/admin/queues'
 
 export async function queueDashboard(deps: AppDeps) {
   const redis = deps.redis
-  if (!redis) return new Elysia({ name: 'queue-dashboard' }).get(BASE, () => new Response('No REDIS_URL: jobs run in process, there are no queues to show', { status: 404 }))
+  if (!redis)
+    return new Elysia({ name: 'queue-dashboard' }).get(
+      BASE,
+      () => new Response('No REDIS_URL: jobs run in process, there are no queues to show', { status: 404 }),
+    )
   const requireAdmin = adminGuard(deps)
   const adapter = new ElysiaAdapter(BASE)
   const board = createBullBoard({ queues: [], serverAdapter: adapter })

@@ -19,7 +19,9 @@ export function connectionRoutes(deps: AppDeps) {
       api.handle(async ({ principal, params }) => {
         const c = await getConnection(sql, principal.organizationId, params.conn)
         if (c.patient_id !== params.id) throw notFound('connection', params.conn, 'conn')
-        const [s] = await sql<{ sync_status: string | null; sync_started_at: Date | null; last_synced_at: Date | null; sync_total: number | null; sync_error: string | null }[]>`
+        const [s] = await sql<
+          { sync_status: string | null; sync_started_at: Date | null; last_synced_at: Date | null; sync_total: number | null; sync_error: string | null }[]
+        >`
           select sync_status, sync_started_at, last_synced_at, sync_total, sync_error from connection where id = ${c.id}`
         return ok({
           ...patientConnectionView(c),

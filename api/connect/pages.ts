@@ -27,8 +27,10 @@ export function connectPages(deps: AppDeps) {
   const openFlow = async (id: string): Promise<FlowRow | Response> => {
     const flow = await loadFlow(deps.sql, id)
     if (!flow) return html(messageHtml('Link not found', 'This connection link does not exist. Ask for a new one.'), 404)
-    if (flow.status === 'expired') return html(messageHtml('This link has expired', 'For your security, connection links only work for a limited time. Please ask for a new link.'), 410)
-    if (flow.status === 'complete') return html(messageHtml('You are all set', 'This connection link has already been completed. You can close this page.'), 200)
+    if (flow.status === 'expired')
+      return html(messageHtml('This link has expired', 'For your security, connection links only work for a limited time. Please ask for a new link.'), 410)
+    if (flow.status === 'complete')
+      return html(messageHtml('You are all set', 'This connection link has already been completed. You can close this page.'), 200)
     return flow
   }
 
@@ -97,10 +99,15 @@ async function guard(fn: () => Promise<Response>): Promise<Response> {
     if (e?.category === 'not-found') return html(messageHtml('Not found', e.message), 404)
     if (e?.category === 'conflict') return html(messageHtml('This link can no longer be used', e.message), 409)
     if (e?.category === 'invalid') return html(messageHtml('Something is not right', e.message), 400)
-    if (code === 'oauth_error' || code === 'config_missing') return html(messageHtml('This provider is not available right now', 'We could not reach the provider’s sign-in. Please try again later or pick another provider.'), 502)
+    if (code === 'oauth_error' || code === 'config_missing')
+      return html(
+        messageHtml('This provider is not available right now', 'We could not reach the provider’s sign-in. Please try again later or pick another provider.'),
+        502,
+      )
     return html(messageHtml('Something went wrong', 'Please try again in a moment.'), 500)
   }
 }
 
-const html = (body: string, status = 200) => new Response(body, { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
+const html = (body: string, status = 200) =>
+  new Response(body, { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
 const see = (location: string) => new Response(null, { status: 303, headers: { location } })

@@ -23,9 +23,13 @@ export function webhookRoutes(deps: AppDeps) {
     return body as Record<string, unknown>
   }
   return new Elysia({ name: 'connect-webhooks' })
-    .post('/webhooks', api.handle(async ({ principal, version, body }) => ok(await createEndpoint(sql, cipher(), principal.organizationId, version, object(body)))), {
-      parse: 'none',
-    })
+    .post(
+      '/webhooks',
+      api.handle(async ({ principal, version, body }) => ok(await createEndpoint(sql, cipher(), principal.organizationId, version, object(body)))),
+      {
+        parse: 'none',
+      },
+    )
     .get(
       '/webhooks',
       api.handle(async ({ principal, url }) => {
@@ -33,14 +37,28 @@ export function webhookRoutes(deps: AppDeps) {
         return ok(await listEndpoints(sql, principal.organizationId, cursor, listQuery(url.searchParams, cursor)))
       }),
     )
-    .get('/webhooks/:id', api.handle(async ({ principal, params }) => ok(await getEndpoint(sql, principal.organizationId, params.id))))
-    .patch('/webhooks/:id', api.handle(async ({ principal, params, body }) => ok(await updateEndpoint(sql, principal.organizationId, params.id, object(body)))), {
-      parse: 'none',
-    })
-    .delete('/webhooks/:id', api.handle(async ({ principal, params }) => ok(await deleteEndpoint(sql, principal.organizationId, params.id))))
-    .post('/webhooks/:id/rotate-secret', api.handle(async ({ principal, params }) => ok(await rotateSecret(sql, cipher(), principal.organizationId, params.id))), {
-      parse: 'none',
-    })
+    .get(
+      '/webhooks/:id',
+      api.handle(async ({ principal, params }) => ok(await getEndpoint(sql, principal.organizationId, params.id))),
+    )
+    .patch(
+      '/webhooks/:id',
+      api.handle(async ({ principal, params, body }) => ok(await updateEndpoint(sql, principal.organizationId, params.id, object(body)))),
+      {
+        parse: 'none',
+      },
+    )
+    .delete(
+      '/webhooks/:id',
+      api.handle(async ({ principal, params }) => ok(await deleteEndpoint(sql, principal.organizationId, params.id))),
+    )
+    .post(
+      '/webhooks/:id/rotate-secret',
+      api.handle(async ({ principal, params }) => ok(await rotateSecret(sql, cipher(), principal.organizationId, params.id))),
+      {
+        parse: 'none',
+      },
+    )
     .get(
       '/webhooks/:id/events',
       api.handle(async ({ principal, params, url }) => {
@@ -48,7 +66,11 @@ export function webhookRoutes(deps: AppDeps) {
         return ok(await listEvents(sql, principal.organizationId, params.id, cursor, listQuery(url.searchParams, cursor)))
       }),
     )
-    .post('/events/:id/redeliver', api.handle(async ({ principal, params }) => ok(await redeliverEvent(events, principal.organizationId, params.id))), {
-      parse: 'none',
-    })
+    .post(
+      '/events/:id/redeliver',
+      api.handle(async ({ principal, params }) => ok(await redeliverEvent(events, principal.organizationId, params.id))),
+      {
+        parse: 'none',
+      },
+    )
 }

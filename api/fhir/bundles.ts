@@ -18,7 +18,10 @@ export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Job
     return {
       status: 202,
       headers: { 'content-location': statusUrl(ctx, id) },
-      resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: `Bundle accepted for processing as job ${id}` }] },
+      resource: {
+        resourceType: 'OperationOutcome',
+        issue: [{ severity: 'information', code: 'informational', diagnostics: `Bundle accepted for processing as job ${id}` }],
+      },
     }
   }
   let result: unknown
@@ -69,7 +72,10 @@ export async function bundleStatus(req: FhirRequest, ctx: FhirContext, jobs: Job
   return {
     status: 202,
     headers: { 'x-progress': progress, 'content-location': statusUrl(ctx, id), 'retry-after': '1' },
-    resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: `Job ${id} is ${s.state}: ${progress}` }] },
+    resource: {
+      resourceType: 'OperationOutcome',
+      issue: [{ severity: 'information', code: 'informational', diagnostics: `Job ${id} is ${s.state}: ${progress}` }],
+    },
   }
 }
 

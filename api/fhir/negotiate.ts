@@ -62,7 +62,11 @@ export function formatOf(first: string | undefined, contentType: string | null):
   if (first === undefined) return undefined
   const mime = (contentType ?? '').split(';')[0].trim().toLowerCase()
   const kind = mime ? bodyKind(mime) : first === '<' ? 'xml' : 'json'
-  if (!kind) throw new AppError('unsupported', `HAPI-0446: Incorrect Content-Type header value of "${contentType}" was provided in the request. A FHIR Content-Type is required`)
+  if (!kind)
+    throw new AppError(
+      'unsupported',
+      `HAPI-0446: Incorrect Content-Type header value of "${contentType}" was provided in the request. A FHIR Content-Type is required`,
+    )
   return kind
 }
 

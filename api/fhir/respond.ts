@@ -38,7 +38,8 @@ function serialize(res: FhirResponse, opts: RenderOptions): string | undefined {
   // The stored JSON text goes out as is unless it must be re-shaped.
   if (opts.format === 'json' && !opts.pretty && res.text !== undefined) return res.text
   // Only a stored version (it has an ETag) is read again as it is; a Bundle's text is made per request.
-  if (opts.format === 'xml' && !opts.pretty && res.text !== undefined && res.resource === undefined && res.etag && opts.xmlCache) return opts.xmlCache.xmlOf(res.text)
+  if (opts.format === 'xml' && !opts.pretty && res.text !== undefined && res.resource === undefined && res.etag && opts.xmlCache)
+    return opts.xmlCache.xmlOf(res.text)
   const resource = res.resource ?? parseFhirJson(res.text as string)
   if (opts.format === 'xml') return toFhirXml(resource, { pretty: opts.pretty })
   return opts.pretty ? JSON.stringify(resource, null, 2) : JSON.stringify(resource)

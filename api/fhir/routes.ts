@@ -88,7 +88,8 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
     return render(res, { format, pretty, head, requestId, xmlCache })
   } catch (err) {
     const appErr = toAppError(err)
-    if (appErr.category === 'fault') log.error('request failed', { requestId, method: request.method, url: request.url, err: String((err as Error)?.stack ?? err) })
+    if (appErr.category === 'fault')
+      log.error('request failed', { requestId, method: request.method, url: request.url, err: String((err as Error)?.stack ?? err) })
     const headers: Record<string, string> = {}
     if (appErr.category === 'unauthorized') headers['www-authenticate'] = 'Bearer'
     const etag = appErr.details.etag as string | undefined

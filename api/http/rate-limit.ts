@@ -14,9 +14,7 @@ export interface RateDecision {
 export class RateLimiter {
   private readonly memory = new Map<string, { count: number; resetAt: number }>()
 
-  constructor(
-    private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis },
-  ) {}
+  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis }) {}
 
   get enabled(): boolean {
     return this.opts.limit > 0

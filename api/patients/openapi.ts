@@ -41,7 +41,16 @@ const schemas = {
     recommended_connection_ids: N(Type.Array(Type.String())),
     return_url: Type.String({ format: 'uri' }),
     return_button_label: N(Type.String()),
-    connections: Type.Array(Type.Object({ id: N(Type.String()), connection_id: Type.String(), status: Type.String(), failure_code: N(Type.String()), failure_at: N(Ts), created_at: Ts })),
+    connections: Type.Array(
+      Type.Object({
+        id: N(Type.String()),
+        connection_id: Type.String(),
+        status: Type.String(),
+        failure_code: N(Type.String()),
+        failure_at: N(Ts),
+        created_at: Ts,
+      }),
+    ),
     expires_at: Ts,
     metadata: Type.Record(Type.String(), Type.Unknown()),
     created_at: Ts,
@@ -57,7 +66,14 @@ const schemas = {
   }),
   List: Type.Object({ resource_type: Type.Literal('list'), data: Type.Array(Type.Unknown()), has_more: Type.Boolean(), next_cursor: N(Type.String()) }),
   Error: Type.Object({
-    error: Type.Object({ type: Type.String(), code: Type.String(), message: Type.String(), param: N(Type.String()), doc_url: Type.String(), request_id: Type.String() }),
+    error: Type.Object({
+      type: Type.String(),
+      code: Type.String(),
+      message: Type.String(),
+      param: N(Type.String()),
+      doc_url: Type.String(),
+      request_id: Type.String(),
+    }),
   }),
 }
 
@@ -75,7 +91,13 @@ const errors = Object.fromEntries(
     ['500', 'Server error'],
   ].map(([s, d]) => [s, { description: d, ...json(ref('Error')) }]),
 )
-const p = (name: string, where: 'path' | 'query' | 'header', schema: unknown, description?: string, required = where === 'path') => ({ name, in: where, required, schema, description })
+const p = (name: string, where: 'path' | 'query' | 'header', schema: unknown, description?: string, required = where === 'path') => ({
+  name,
+  in: where,
+  required,
+  schema,
+  description,
+})
 const listParams = [
   p('limit', 'query', { type: 'integer', minimum: 1, maximum: 100, default: 10 }),
   p('starting_after', 'query', { type: 'string' }, 'next_cursor of the previous page'),
@@ -100,31 +122,51 @@ export function openApiDocument() {
     paths: {
       '/patients': {
         post: op('Create a patient', ref('Patient'), { body: ref('PatientCreate'), parameters: [idem] }),
-        get: op('List patients', listOf('Patient'), { parameters: [...listParams, p('patient_id', 'query', { type: 'string' }), p('email', 'query', { type: 'string' })] }),
+        get: op('List patients', listOf('Patient'), {
+          parameters: [...listParams, p('patient_id', 'query', { type: 'string' }), p('email', 'query', { type: 'string' })],
+        }),
       },
       '/patients/{id}': {
-        get: op('Retrieve a patient with its connections (newest first)', { allOf: [ref('Patient'), { type: 'object', properties: { connections: { type: 'array', items: ref('Connection') } } }] }, { parameters: [id] }),
+        get: op(
+          'Retrieve a patient with its connections (newest first)',
+          { allOf: [ref('Patient'), { type: 'object', properties: { connections: { type: 'array', items: ref('Connection') } } }] },
+          { parameters: [id] },
+        ),
         put: op('Replace a patient (omitted fields are cleared)', ref('Patient'), { body: ref('PatientCreate'), parameters: [id] }),
-        delete: op('Delete a patient with its flows, sessions, connections and records', { type: 'object', properties: { id: { type: 'string' }, resource_type: { const: 'patient' }, deleted: { const: true } } }, { parameters: [id] }),
+        delete: op(
+          'Delete a patient with its flows, sessions, connections and records',
+          { type: 'object', properties: { id: { type: 'string' }, resource_type: { const: 'patient' }, deleted: { const: true } } },
+          { parameters: [id] },
+        ),
       },
-      '/patient-flows': { post: op('Initialize a patient flow (upserts the patient)', ref('PatientFlow'), { body: ref('PatientFlowCreate'), parameters: [idem] }) },
+      '/patient-flows': {
+        post: op('Initialize a patient flow (upserts the patient)', ref('PatientFlow'), { body: ref('PatientFlowCreate'), parameters: [idem] }),
+      },
       '/patient-flows/{id}': { get: op('Retrieve a patient flow', ref('PatientFlow'), { parameters: [id] }) },
       '/patients/{id}/patient-flows': { get: op('List patient flows of a patient', listOf('PatientFlow'), { parameters: [id, ...listParams, status] }) },
       '/sessions': { post: op('Create a session (upserts the patient)', ref('PatientFlow'), { body: ref('PatientFlowCreate'), parameters: [idem] }) },
       '/patients/{id}/sessions': { get: op('List sessions of a patient', listOf('PatientFlow'), { parameters: [id, ...listParams, status] }) },
       '/patients/{id}/$everything': {
-        get: op('Export patient FHIR resources (searchset Bundle)', { type: 'object', properties: { resourceType: { const: 'Bundle' } } }, {
-          parameters: [
-            id,
-            p('_type', 'query', { type: 'string' }),
-            p('_since', 'query', { type: 'string' }),
-            p('_count', 'query', { type: 'integer', minimum: 1, maximum: 100, default: 100 }),
-            p('starting_after', 'query', { type: 'string', minLength: 12, maxLength: 12 }),
-            p('ending_before', 'query', { type: 'string', minLength: 12, maxLength: 12 }),
-          ],
+        get: op(
+          'Export patient FHIR resources (searchset Bundle)',
+          { type: 'object', properties: { resourceType: { const: 'Bundle' } } },
+          {
+            parameters: [
+              id,
+              p('_type', 'query', { type: 'string' }),
+              p('_since', 'query', { type: 'string' }),
+              p('_count', 'query', { type: 'integer', minimum: 1, maximum: 100, default: 100 }),
+              p('starting_after', 'query', { type: 'string', minLength: 12, maxLength: 12 }),
+              p('ending_before', 'query', { type: 'string', minLength: 12, maxLength: 12 }),
+            ],
+          },
+        ),
+      },
+      '/connections': {
+        get: op('List FHIR sources', listOf('FhirSource'), {
+          parameters: [...listParams, p('q', 'query', { type: 'string' }), p('type', 'query', { type: 'string' })],
         }),
       },
-      '/connections': { get: op('List FHIR sources', listOf('FhirSource'), { parameters: [...listParams, p('q', 'query', { type: 'string' }), p('type', 'query', { type: 'string' })] }) },
       '/connections/{id}': { get: op('Retrieve a FHIR source by fhirsrc_ id or raw FHIR base URL', ref('FhirSource'), { parameters: [id] }) },
       // The connect flow (api/connect): a patient's connections and the organization's webhooks.
       '/patients/{id}/connections/{connection_id}': {
@@ -144,7 +186,9 @@ export function openApiDocument() {
         delete: op('Delete a webhook endpoint', anyObject, { parameters: [id] }),
       },
       '/webhooks/{id}/rotate-secret': { post: op('Rotate the signing secret', anyObject, { parameters: [id] }) },
-      '/webhooks/{id}/events': { get: op('List the events sent to an endpoint, with their delivery attempts', { type: 'object' }, { parameters: [id, ...listParams] }) },
+      '/webhooks/{id}/events': {
+        get: op('List the events sent to an endpoint, with their delivery attempts', { type: 'object' }, { parameters: [id, ...listParams] }),
+      },
       '/events/{id}/redeliver': { post: op('Deliver an event again (once a minute)', anyObject, { parameters: [id] }) },
     },
     components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },

@@ -65,44 +65,46 @@ function createOrgApi(deps: AppDeps): OrgApi {
   })
   return {
     verifier,
-    handle: (fn) => async ({ request, params }) => {
-      const requestId = requestIdOf(request)
-      try {
-        const url = new URL(request.url)
-        const principal = await authenticateOrg(verifier, request.headers.get('authorization'))
-        const version = requestVersion(request.headers.get('version'), principal.version)
-        if (limiter.enabled) {
-          const rate = await limiter.take(principal.keyId)
-          if (!rate.allowed)
-            throw new AppError('busy', `Too many requests: at most ${rate.limit} per ${deps.config.patientApiRateWindowMs} ms per API key`, {
-              details: { code: 'throttled', status: 429, retryAfter: rate.retryAfterS },
-            })
-        }
-        const text = hasBody(request.method) ? await readBody(request) : ''
-        const body = hasBody(request.method) ? parseJson(text) : undefined
-        const call: OrgCall = {
-          request,
-          url,
-          requestId,
-          principal,
-          version,
-          params: params ?? {},
-          body,
-          publicBaseUrl: deps.config.publicBaseUrl ?? url.origin,
-        }
-        const run = async (): Promise<Reply> => {
-          try {
-            const r = await fn(call)
-            return { status: r.status, body: JSON.stringify(r.body), headers: r.headers }
-          } catch (err) {
-            return errorAsReply(err, requestId)
+    handle:
+      (fn) =>
+      async ({ request, params }) => {
+        const requestId = requestIdOf(request)
+        try {
+          const url = new URL(request.url)
+          const principal = await authenticateOrg(verifier, request.headers.get('authorization'))
+          const version = requestVersion(request.headers.get('version'), principal.version)
+          if (limiter.enabled) {
+            const rate = await limiter.take(principal.keyId)
+            if (!rate.allowed)
+              throw new AppError('busy', `Too many requests: at most ${rate.limit} per ${deps.config.patientApiRateWindowMs} ms per API key`, {
+                details: { code: 'throttled', status: 429, retryAfter: rate.retryAfterS },
+              })
           }
+          const text = hasBody(request.method) ? await readBody(request) : ''
+          const body = hasBody(request.method) ? parseJson(text) : undefined
+          const call: OrgCall = {
+            request,
+            url,
+            requestId,
+            principal,
+            version,
+            params: params ?? {},
+            body,
+            publicBaseUrl: deps.config.publicBaseUrl ?? url.origin,
+          }
+          const run = async (): Promise<Reply> => {
+            try {
+              const r = await fn(call)
+              return { status: r.status, body: JSON.stringify(r.body), headers: r.headers }
+            } catch (err) {
+              return errorAsReply(err, requestId)
+            }
+          }
+          return respond(await idempotent(deps.sql, principal.organizationId, request, url.pathname, text, run), requestId)
+        } catch (err) {
+          return respond(errorAsReply(err, requestId), requestId)
         }
-        return respond(await idempotent(deps.sql, principal.organizationId, request, url.pathname, text, run), requestId)
-      } catch (err) {
-        return respond(errorAsReply(err, requestId), requestId)
-      }
-    },
+      },
   }
 }
 

@@ -27,7 +27,10 @@ export function sourceRoutes(deps: AppDeps) {
 
 function sourceIdOf(url: URL): string {
   // The raw path, so that a base URL with its own slashes (https://ehr.example.com/fhir/r4) stays whole.
-  const raw = url.href.slice(url.origin.length).replace(/[?#].*$/, '').slice('/connections/'.length)
+  const raw = url.href
+    .slice(url.origin.length)
+    .replace(/[?#].*$/, '')
+    .slice('/connections/'.length)
   try {
     return decodeURIComponent(raw)
   } catch {

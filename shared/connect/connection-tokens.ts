@@ -26,7 +26,16 @@ export interface StoredTokens {
   tokenEndpoint: string | null
 }
 
-export function readTokens(cipher: TokenCipher, row: { access_token: string | null; refresh_token: string | null; token_expires_at: Date | null; token_endpoint: string | null; source_patient_id: string | null }): StoredTokens | undefined {
+export function readTokens(
+  cipher: TokenCipher,
+  row: {
+    access_token: string | null
+    refresh_token: string | null
+    token_expires_at: Date | null
+    token_endpoint: string | null
+    source_patient_id: string | null
+  },
+): StoredTokens | undefined {
   if (!row.access_token) return undefined
   return {
     tokens: {

@@ -24,7 +24,13 @@ export interface Disconnected {
   records_removed: number
 }
 
-export async function disconnect(deps: DisconnectDeps, organizationId: string, patientId: string, connectionId: string, removeRecords: boolean): Promise<Disconnected> {
+export async function disconnect(
+  deps: DisconnectDeps,
+  organizationId: string,
+  patientId: string,
+  connectionId: string,
+  removeRecords: boolean,
+): Promise<Disconnected> {
   const conn = await getConnection(deps.sql, organizationId, connectionId)
   if (conn.patient_id !== patientId) throw notFound('connection', connectionId, 'connection_id')
   await setConnectionStatus(deps.sql, connectionId, 'disconnected')

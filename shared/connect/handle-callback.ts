@@ -35,12 +35,21 @@ export async function handleCallback(deps: CallbackDeps, query: URLSearchParams)
     update connect_attempt set used_at = now()
     where state = ${state} and used_at is null and created_at > now() - make_interval(secs => ${ATTEMPT_TTL_MS / 1000})
     returning flow_id, fhir_source_id, code_verifier, redirect_uri, token_endpoint`
-  if (!attempt) throw apiError('invalid', 'oauth_state_expired', 'This sign-in link is unknown, was already used, or expired. Start again from the connect page.', 'state')
+  if (!attempt)
+    throw apiError('invalid', 'oauth_state_expired', 'This sign-in link is unknown, was already used, or expired. Start again from the connect page.', 'state')
   const flow = await loadFlow(deps.sql, attempt.flow_id)
   if (!flow) throw apiError('not-found', 'resource_not_found', 'The patient flow no longer exists')
   if (flow.status !== 'open') throw apiError('conflict', 'resource_conflict', `Flow ${flow.id} is ${flow.status}`)
   const record = (status: 'active' | 'failed', failureCode?: string, scopes?: string[]) =>
-    recordConnection(deps.sql, { organizationId: flow.organization_id, patientId: flow.patient_id, fhirSourceId: attempt.fhir_source_id, flowId: flow.id, status, failureCode, scopes })
+    recordConnection(deps.sql, {
+      organizationId: flow.organization_id,
+      patientId: flow.patient_id,
+      fhirSourceId: attempt.fhir_source_id,
+      flowId: flow.id,
+      status,
+      failureCode,
+      scopes,
+    })
   const error = query.get('error')
   const code = query.get('code')
   if (error || !code) {
@@ -50,7 +59,12 @@ export async function handleCallback(deps: CallbackDeps, query: URLSearchParams)
   const source = await sourceCredentials(deps.sql, attempt.fhir_source_id)
   let tokens: Awaited<ReturnType<typeof exchangeCode>>
   try {
-    tokens = await exchangeCode({ tokenEndpoint: attempt.token_endpoint, clientId: source.clientId ?? '', clientSecret: source.clientSecret }, code, attempt.redirect_uri, attempt.code_verifier)
+    tokens = await exchangeCode(
+      { tokenEndpoint: attempt.token_endpoint, clientId: source.clientId ?? '', clientSecret: source.clientSecret },
+      code,
+      attempt.redirect_uri,
+      attempt.code_verifier,
+    )
     if (!tokens.patient) throw new Error('the token response has no patient context')
   } catch (err) {
     log.warn('token exchange failed', { source: source.id, err: String((err as Error).message) })

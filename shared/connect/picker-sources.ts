@@ -22,7 +22,11 @@ export interface FlowConnectionItem {
 
 export const PICKER_LIMIT = 50
 
-export async function pickerSources(sql: Sql, recommendedIds: string[], search: string | undefined): Promise<{ recommended: PickerSource[]; others: PickerSource[] }> {
+export async function pickerSources(
+  sql: Sql,
+  recommendedIds: string[],
+  search: string | undefined,
+): Promise<{ recommended: PickerSource[]; others: PickerSource[] }> {
   const like = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined
   const recommended = recommendedIds.length
     ? await sql<PickerSource[]>`

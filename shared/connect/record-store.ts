@@ -58,7 +58,8 @@ export async function storeRecords(ctx: FhirContext, sql: Sql, scope: RecordScop
   })
   const out: StoreResult = { total: resources.length, created: 0, updated: 0, unchanged: 0, patientId: linked }
   if (entry.length === 0) return out
-  const write = () => processBundle(ctx, { resourceType: 'Bundle', type: 'transaction', entry }, { maxEntries: Math.max(ctx.config.maxBundleEntries, entry.length) })
+  const write = () =>
+    processBundle(ctx, { resourceType: 'Bundle', type: 'transaction', entry }, { maxEntries: Math.max(ctx.config.maxBundleEntries, entry.length) })
   // Two pulls of one connection at once (the callback's first pull and a periodic re-sync that found the
   // connection due) both create the resources new to us; the second to commit fails on their ids as a
   // whole (nothing written) and is written again, when they exist and are updated in place.

@@ -59,7 +59,13 @@ export async function pullPatientRecords(s: SourceSession, patientId: string): P
     const queries: string[] = []
     for (const [type, ids] of missing) {
       const list = [...ids]
-      for (let i = 0; i < list.length; i += ID_CHUNK) queries.push(`${type}?_id=${list.slice(i, i + ID_CHUNK).map(encodeURIComponent).join(',')}&_count=${PAGE}`)
+      for (let i = 0; i < list.length; i += ID_CHUNK)
+        queries.push(
+          `${type}?_id=${list
+            .slice(i, i + ID_CHUNK)
+            .map(encodeURIComponent)
+            .join(',')}&_count=${PAGE}`,
+        )
     }
     await parallel(queries, pages)
   }

@@ -57,7 +57,11 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
     const durationMs = Date.now() - started
     await deps.sql`update connection set sync_status = 'failed', sync_error = ${message.slice(0, 2000)} where id = ${connectionId}`
     await emitEvent(events, row.organization_id, 'records.sync.failed', {
-      id: row.id, resource_type: 'connection', patient_id: row.patient_id, connection_id: row.fhir_source_id, error_message: message,
+      id: row.id,
+      resource_type: 'connection',
+      patient_id: row.patient_id,
+      connection_id: row.fhir_source_id,
+      error_message: message,
     })
     return { connectionId, outcome: 'failed', durationMs, error: message }
   }
@@ -66,27 +70,49 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
     const session = new SourceSession({
       baseUrl: source.fhirBaseUrl,
       tokens: stored.tokens,
-      client: stored.tokenEndpoint && source.clientId ? { tokenEndpoint: stored.tokenEndpoint, clientId: source.clientId, clientSecret: source.clientSecret } : undefined,
+      client:
+        stored.tokenEndpoint && source.clientId
+          ? { tokenEndpoint: stored.tokenEndpoint, clientId: source.clientId, clientSecret: source.clientSecret }
+          : undefined,
       onRefresh: (t) => saveTokens(deps.sql, cipher, connectionId, t),
     })
     const pulled = await pullPatientRecords(session, stored.tokens.patient)
     const ctx = { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl ?? 'http://localhost'}/fhir`, secret: deps.secret }
-    const result = await storeRecords(ctx, deps.sql, {
-      organizationId: row.organization_id,
-      patientId: row.patient_id,
-      fhirSourceId: row.fhir_source_id,
-      fhirBaseUrl: source.fhirBaseUrl,
-      sourcePatientId: stored.tokens.patient,
-    }, pulled.resources)
+    const result = await storeRecords(
+      ctx,
+      deps.sql,
+      {
+        organizationId: row.organization_id,
+        patientId: row.patient_id,
+        fhirSourceId: row.fhir_source_id,
+        fhirBaseUrl: source.fhirBaseUrl,
+        sourcePatientId: stored.tokens.patient,
+      },
+      pulled.resources,
+    )
     const durationMs = Date.now() - started
     await deps.sql`
       update connection set sync_status = 'succeeded', last_synced_at = now(), sync_total = ${result.total}, sync_error = null
       where id = ${connectionId}`
     await emitEvent(events, row.organization_id, 'records.sync.completed', {
-      id: row.id, resource_type: 'connection', patient_id: row.patient_id, connection_id: row.fhir_source_id, total: result.total, errors: 0, duration_ms: durationMs,
+      id: row.id,
+      resource_type: 'connection',
+      patient_id: row.patient_id,
+      connection_id: row.fhir_source_id,
+      total: result.total,
+      errors: 0,
+      duration_ms: durationMs,
     })
     log.info('connection synced', { connection: connectionId, via: pulled.via, requests: pulled.requests, ...result, durationMs })
-    return { connectionId, outcome: 'succeeded', total: result.total, created: result.created, updated: result.updated, unchanged: result.unchanged, durationMs }
+    return {
+      connectionId,
+      outcome: 'succeeded',
+      total: result.total,
+      created: result.created,
+      updated: result.updated,
+      unchanged: result.unchanged,
+      durationMs,
+    }
   } catch (err) {
     if (err instanceof RefreshFailedError) {
       const updated = await setConnectionStatus(deps.sql, connectionId, 'refresh_failed')

@@ -23,10 +23,11 @@ export async function ensureDatabase(url: string): Promise<void> {
   const admin = postgres(u.toString(), { max: 1, onnotice: () => {} })
   try {
     const [row] = await admin`select 1 as ok from pg_database where datname = ${name}`
-    if (!row) await admin`create database ${admin(name)}`.catch((e) => {
-      // Created by another process meanwhile: 42P04, or 23505 when both inserted into pg_database at once.
-      if (e.code !== '42P04' && e.code !== '23505') throw e
-    })
+    if (!row)
+      await admin`create database ${admin(name)}`.catch((e) => {
+        // Created by another process meanwhile: 42P04, or 23505 when both inserted into pg_database at once.
+        if (e.code !== '42P04' && e.code !== '23505') throw e
+      })
   } finally {
     await admin.end()
   }

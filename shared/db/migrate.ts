@@ -8,7 +8,9 @@ const MIGRATIONS_DIR = join(import.meta.dir, '..', '..', 'sql', 'migrations')
 const LOCK_KEY = 727_001 // arbitrary, constant for this program
 
 export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
   const applied: string[] = []
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${LOCK_KEY})`

@@ -43,7 +43,10 @@ describe('textColumns', () => {
   })
 
   test('values holding the separator or equal to the null marker switch to another pair', async () => {
-    const rows = [{ a: 'x\u0001y', b: '\u0002' }, { a: '\u0003', b: 'plain' }]
+    const rows = [
+      { a: 'x\u0001y', b: '\u0002' },
+      { a: '\u0003', b: 'plain' },
+    ]
     expect(await roundTrip(rows, ['a', 'b'])).toEqual([
       ['x\u0001y', '\u0002'],
       ['\u0003', 'plain'],

@@ -63,7 +63,9 @@ export interface InlineSnapshot {
  * index rows (counted with a bounded scan), in which case a worker builds it (`snapshotList`).
  */
 export async function inlineSnapshot(pool: Sql, sel: PatientSelector, filter: EverythingFilter, count: number, inlineMax: number): Promise<InlineSnapshot> {
-  const rows = await withCustomPlans(pool, (sql) => sql<any[]>`
+  const rows = await withCustomPlans(
+    pool,
+    (sql) => sql<any[]>`
     with pat0 as (${patients(sql, sel)}),
     size as (select count(*)::int as n from (
       select 1 from idx_reference i join pat0 p on i.target_id = p.id where i.target_type = 'Patient' limit ${inlineMax + 1}) x),
@@ -75,7 +77,8 @@ export async function inlineSnapshot(pool: Sql, sel: PatientSelector, filter: Ev
     union all
     (select s.n, null, null, null, null, r.res_type, r.id, r.content
      from sel s join resource r on r.rid = s.rid where s.n <= ${count} order by s.n)
-    order by n`)
+    order by n`,
+  )
   const head = rows[0]
   return {
     patients: head.patients,
@@ -88,11 +91,14 @@ export async function inlineSnapshot(pool: Sql, sel: PatientSelector, filter: Ev
 
 /** The whole snapshot (a worker's job for large exports): total and packed list. */
 export async function snapshotList(pool: Sql, sel: PatientSelector, filter: EverythingFilter): Promise<{ patients: number; total: number; list: string }> {
-  const [row] = await withCustomPlans(pool, (sql) => sql<any[]>`
+  const [row] = await withCustomPlans(
+    pool,
+    (sql) => sql<any[]>`
     with pat as (${patients(sql, sel)}),
     ${members(sql, filter)}
     select (select count(*) from pat)::int as patients, (select count(*) from sel)::int as total,
-           (select string_agg(lpad(to_hex(rid), 16, '0') || lpad(to_hex(version), 8, '0'), '' order by n) from sel) as list`)
+           (select string_agg(lpad(to_hex(rid), 16, '0') || lpad(to_hex(version), 8, '0'), '' order by n) from sel) as list`,
+  )
   return { patients: row.patients, total: row.total, list: row.list ?? '' }
 }
 

@@ -73,7 +73,13 @@ export async function firstExportPage(deps: EverythingDeps, q: ExportQuery, coun
  * the side it was issued for (FHIR paging links carry only the cursor). Undefined when the cursor is
  * unknown, expired or of another scope.
  */
-export async function cursorExportPage(deps: EverythingDeps, cursor: string, side: 'after' | 'before' | undefined, count: number, scope: string): Promise<ExportPage | undefined> {
+export async function cursorExportPage(
+  deps: EverythingDeps,
+  cursor: string,
+  side: 'after' | 'before' | undefined,
+  count: number,
+  scope: string,
+): Promise<ExportPage | undefined> {
   const c = await deps.cache.cursor(cursor)
   if (!c || c.scope !== scope) return undefined
   const dir = side ?? c.dir

@@ -19,7 +19,10 @@ export function parseSince(value: string | undefined): string | undefined {
   if (value === undefined) return undefined
   // A `+` zone that was not percent-encoded arrives as a space.
   const range = dateRange(value.trim().replace(/ /g, '+'))
-  if (!range) throw new AppError('invalid', `Invalid _since value "${value}": expected an ISO 8601 date or timestamp`, { details: { param: '_since', code: 'invalid_data' } })
+  if (!range)
+    throw new AppError('invalid', `Invalid _since value "${value}": expected an ISO 8601 date or timestamp`, {
+      details: { param: '_since', code: 'invalid_data' },
+    })
   return range[0]
 }
 

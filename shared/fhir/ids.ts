@@ -13,7 +13,9 @@ export function isValidId(id: string): boolean {
 export function assertClientId(type: string, id: string): void {
   if (!isValidId(id)) throw invalid(`HAPI-0521: Can not process entity with ID[${id}], this is not a valid FHIR ID`)
   if (NUMERIC.test(id))
-    throw invalid(`HAPI-0960: Can not create resource with ID[${id}], no resource with this ID exists and clients may only assign IDs which contain at least one non-numeric character`)
+    throw invalid(
+      `HAPI-0960: Can not create resource with ID[${id}], no resource with this ID exists and clients may only assign IDs which contain at least one non-numeric character`,
+    )
 }
 
 /** 404 for a type this server does not know, as HAPI. */

@@ -48,7 +48,11 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err
   const code = (err as { code?: string })?.code
   // Map SQLSTATEs once: serialization and lock failures are retryable conflicts.
-  if (code === '40001' || code === '40P01') return new AppError('conflict', 'HAPI-0550: The operation has failed with a version constraint failure. This generally means that two clients/threads were trying to update the same resource at the same time, and this request was chosen as the failing request.')
+  if (code === '40001' || code === '40P01')
+    return new AppError(
+      'conflict',
+      'HAPI-0550: The operation has failed with a version constraint failure. This generally means that two clients/threads were trying to update the same resource at the same time, and this request was chosen as the failing request.',
+    )
   if (code === '57014') return new AppError('busy', 'The request took too long and was cancelled')
   return new AppError('fault', 'Internal server error')
 }
@@ -77,7 +81,8 @@ const DISPLAY: Record<StorageCode, string> = {
   SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH: 'Conditional create succeeded: an existing resource matched the conditional URL so no action was taken.',
   SUCCESSFUL_UPDATE_NO_CONDITIONAL_MATCH: 'Conditional update succeeded: no existing resource matched the conditional URL so a new resource was created.',
   SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH: 'Conditional update succeeded: an existing resource matched the conditional URL and was updated.',
-  SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH_NO_CHANGE: 'Conditional update succeeded: an existing resource matched the conditional URL and was updated, but no changes were detected so no action was taken.',
+  SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH_NO_CHANGE:
+    'Conditional update succeeded: an existing resource matched the conditional URL and was updated, but no changes were detected so no action was taken.',
   SUCCESSFUL_CONDITIONAL_PATCH: 'Conditional patch succeeded.',
   SUCCESSFUL_CONDITIONAL_PATCH_NO_CHANGE: 'Conditional patch succeeded: No changes were detected so no action was taken.',
   SUCCESSFUL_UPDATE: 'Update succeeded.',

@@ -30,7 +30,15 @@ function sign(body: string, secret: string): string {
   return new Bun.CryptoHasher('sha256', secret).update(body).digest('base64url').slice(0, 22)
 }
 
-export function pageLink(baseUrl: string, secret: string, token: PageToken, offset: number, count: number, bundleType: string, extra?: URLSearchParams): string {
+export function pageLink(
+  baseUrl: string,
+  secret: string,
+  token: PageToken,
+  offset: number,
+  count: number,
+  bundleType: string,
+  extra?: URLSearchParams,
+): string {
   const q = new URLSearchParams({ _getpages: encodePageToken(token, secret), _getpagesoffset: String(offset), _count: String(count), _bundletype: bundleType })
   if (extra) for (const [k, v] of extra) q.append(k, v)
   return `${baseUrl}?${q}`

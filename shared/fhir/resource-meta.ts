@@ -61,7 +61,12 @@ function stripVersionMeta(r: any): any {
 function stableJson(v: unknown): string {
   return JSON.stringify(v, (_k, val) =>
     val && typeof val === 'object' && !Array.isArray(val)
-      ? Object.fromEntries(Object.keys(val).sort().filter((k) => val[k] !== undefined).map((k) => [k, val[k]]))
+      ? Object.fromEntries(
+          Object.keys(val)
+            .sort()
+            .filter((k) => val[k] !== undefined)
+            .map((k) => [k, val[k]]),
+        )
       : val,
   )
 }

@@ -98,7 +98,10 @@ async function operation(req: FhirRequest, ctx: FhirContext, name: string): Prom
   const def: OperationDef | undefined = defs[0]
   if (!def) {
     const where = target.type ? `${target.type}/${target.id ? `${target.id}/` : ''}` : ''
-    throw new AppError('invalid', `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${where}${name}] with parameters [[${[...req.query.keys()].join(', ')}]]`)
+    throw new AppError(
+      'invalid',
+      `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${where}${name}] with parameters [[${[...req.query.keys()].join(', ')}]]`,
+    )
   }
   const m = req.method === 'HEAD' ? 'GET' : req.method
   if (m !== 'GET' && m !== 'POST') return unsupported(req)
@@ -120,6 +123,7 @@ function unsupported(req: FhirRequest, why?: string): never {
   const params = [...req.query.keys()].join(', ')
   throw new AppError(
     'invalid',
-    why ?? `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${req.path.join('/')}] with parameters [[${params}]]`,
+    why ??
+      `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${req.path.join('/')}] with parameters [[${params}]]`,
   )
 }

@@ -20,7 +20,10 @@ export function parseSubset(query: URLSearchParams): Subset | undefined {
     if (!SUMMARY_VALUES.has(summary)) throw invalid(`Invalid _summary value: "${summary}". Valid values are: true, text, data, count, false`)
     return summary === 'false' ? undefined : { summary: summary as Subset['summary'] }
   }
-  const list = (elements ?? excluded ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const list = (elements ?? excluded ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   return { elements: new Set(list), exclude: excluded !== undefined }
 }
 

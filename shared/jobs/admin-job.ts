@@ -69,13 +69,7 @@ export interface AdminJobView {
  * Records and enqueues a job; when a queued or running job has the same dedupe key, answers that one
  * instead (`existing: true`).
  */
-export async function startAdminJob(
-  sql: Sql,
-  jobs: Jobs,
-  kind: string,
-  params: unknown,
-  dedupeKey?: string,
-): Promise<{ id: string; existing: boolean }> {
+export async function startAdminJob(sql: Sql, jobs: Jobs, kind: string, params: unknown, dedupeKey?: string): Promise<{ id: string; existing: boolean }> {
   const id = crypto.randomUUID()
   const [row] = await sql<{ id: string }[]>`
     insert into admin_job (id, kind, params, dedupe_key) values (${id}, ${kind}, ${sql.json(params as never)}, ${dedupeKey ?? null})
@@ -108,8 +102,7 @@ export async function listAdminJobs(sql: Sql, filter: { state?: string; kind?: s
 export async function cancelAdminJob(sql: Sql, id: string): Promise<AdminJobView> {
   const job = await adminJob(sql, id)
   if (!job) throw new AppError('not-found', `Job ${id} not found`)
-  if (job.state === 'completed' || job.state === 'failed' || job.state === 'cancelled')
-    throw new AppError('conflict', `Job ${id} is already ${job.state}`)
+  if (job.state === 'completed' || job.state === 'failed' || job.state === 'cancelled') throw new AppError('conflict', `Job ${id} is already ${job.state}`)
   await sql`
     update admin_job set cancel_requested = true, updated_at = now(),
       state = case when state = 'queued' then 'cancelled' else state end,

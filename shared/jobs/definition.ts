@@ -24,7 +24,13 @@ export function defineJob<S extends TSchema>(
   blobs?: readonly (keyof Static<S> & string)[],
   resultBlob?: boolean,
 ): JobDefinition<S> {
-  return { name, payload, options: { removeOnComplete: 1000, removeOnFail: 5000, ...options }, ...(blobs ? { blobs } : {}), ...(resultBlob ? { resultBlob } : {}) }
+  return {
+    name,
+    payload,
+    options: { removeOnComplete: 1000, removeOnFail: 5000, ...options },
+    ...(blobs ? { blobs } : {}),
+    ...(resultBlob ? { resultBlob } : {}),
+  }
 }
 
 /** Checks a payload against its definition (on enqueue and again on the worker). */

@@ -47,7 +47,19 @@ export interface ConnectionRow {
   updated_at: Date
 }
 
-const COLUMNS = ['id', 'organization_id', 'patient_id', 'fhir_source_id', 'flow_id', 'status', 'scopes', 'failure_code', 'failure_at', 'created_at', 'updated_at']
+const COLUMNS = [
+  'id',
+  'organization_id',
+  'patient_id',
+  'fhir_source_id',
+  'flow_id',
+  'status',
+  'scopes',
+  'failure_code',
+  'failure_at',
+  'created_at',
+  'updated_at',
+]
 
 export const patientConnectionView = (r: ConnectionRow): PatientConnection => ({
   id: r.id,

@@ -31,7 +31,12 @@ export async function beginIdempotent(sql: Sql, organizationId: string, key: str
     select request_hash, status, response from idempotency_key where organization_id = ${organizationId} and key = ${key}`
   if (!row) return beginIdempotent(sql, organizationId, key, hash) // released meanwhile
   if (row.request_hash !== hash)
-    throw apiError('conflict', 'idempotency_key_reused', `Idempotency-Key '${key}' was used with another request; use a new key for a new request`, 'Idempotency-Key')
+    throw apiError(
+      'conflict',
+      'idempotency_key_reused',
+      `Idempotency-Key '${key}' was used with another request; use a new key for a new request`,
+      'Idempotency-Key',
+    )
   if (row.status === null || row.response === null)
     throw apiError('conflict', 'idempotency_key_in_use', `A request with Idempotency-Key '${key}' is still being processed; retry later`, 'Idempotency-Key')
   return { kind: 'replay', status: row.status, body: row.response }

@@ -17,7 +17,6 @@ export async function linkedFhirPatients(sql: Sql | TxSql, organizationId: strin
   return rows.map((r) => r.id)
 }
 
-
 /** The live resources in the compartments of the given FHIR Patients (the Patients included). */
 function compartmentRows(sql: Sql | TxSql, fhirPatientIds: string[]) {
   const { types, codes } = patientCompartmentLinks()
@@ -48,7 +47,15 @@ export async function deletePatientRecords(w: WriteTx, fhirPatientIds: string[],
     for update of r`
   if (rows.length === 0) return 0
   const now = new Date()
-  const versions: NewVersion[] = rows.map((r) => ({ rid: r.rid, type: r.res_type, id: r.id, version: r.version + 1, lastUpdated: now, deleted: true, content: null }))
+  const versions: NewVersion[] = rows.map((r) => ({
+    rid: r.rid,
+    type: r.res_type,
+    id: r.id,
+    version: r.version + 1,
+    lastUpdated: now,
+    deleted: true,
+    content: null,
+  }))
   await w.write(versions, new Set(versions.map((v) => v.rid)))
   return rows.length
 }

@@ -65,7 +65,11 @@ export async function createPatient(sql: Sql, organizationId: string, input: Pat
  * Creates the patient if needed, else stores the email and name given (absent ones are kept): the
  * upsert of POST /patient-flows and POST /sessions. `sql` is usually the flow's transaction.
  */
-export async function upsertPatient(sql: Sql, organizationId: string, input: { patient_id: string; email?: string | null; name?: string | null }): Promise<void> {
+export async function upsertPatient(
+  sql: Sql,
+  organizationId: string,
+  input: { patient_id: string; email?: string | null; name?: string | null },
+): Promise<void> {
   await sql`
     insert into patient (organization_id, patient_id, email, name)
     values (${organizationId}, ${input.patient_id}, ${input.email ?? null}, ${input.name ?? null})
@@ -107,7 +111,13 @@ export async function replacePatient(sql: Sql, organizationId: string, patientId
 }
 
 /** GET /patients: newest first, filters patient_id and email (exact match). */
-export async function listPatients(sql: Sql, organizationId: string, cursor: ListCursor, q: ListQuery, filters: { patient_id?: string; email?: string }): Promise<ListPage<Patient>> {
+export async function listPatients(
+  sql: Sql,
+  organizationId: string,
+  cursor: ListCursor,
+  q: ListQuery,
+  filters: { patient_id?: string; email?: string },
+): Promise<ListPage<Patient>> {
   const rows = await sql<PatientRow[]>`
     select patient_id, email, name, metadata, created_at, seq::text from patient
     where organization_id = ${organizationId}

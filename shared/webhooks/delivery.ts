@@ -36,7 +36,11 @@ export async function deliverEvent(deps: DeliveryDeps, job: PayloadOf<typeof Web
   try {
     const res = await fetch(ev.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'fhir-platform-webhooks/1', [SIGNATURE_HEADER]: signatureHeader(deps.cipher.decrypt(ev.secret), ev.payload) },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'fhir-platform-webhooks/1',
+        [SIGNATURE_HEADER]: signatureHeader(deps.cipher.decrypt(ev.secret), ev.payload),
+      },
       body: ev.payload,
       redirect: 'manual',
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
@@ -59,7 +63,8 @@ export async function deliverEvent(deps: DeliveryDeps, job: PayloadOf<typeof Web
         delivered_at = coalesce(delivered_at, ${ok ? new Date() : null}),
         next_attempt_at = ${ok ? null : job.manual ? tx`next_attempt_at` : nextAt}
       where id = ${job.eventId}`
-    if (!ok && !job.manual && last) await tx`update webhook_endpoint set status = 'disabled', updated_at = date_trunc('milliseconds', now()) where id = ${ev.endpoint_id}`
+    if (!ok && !job.manual && last)
+      await tx`update webhook_endpoint set status = 'disabled', updated_at = date_trunc('milliseconds', now()) where id = ${ev.endpoint_id}`
   })
   if (ok) return 'delivered'
   if (retry) {

@@ -67,7 +67,13 @@ const view = (r: EndpointRow, secret?: string): WebhookEndpoint => ({
 
 const newSecret = () => `whsec_${randomBytes(24).toString('base64url')}`
 
-export async function createEndpoint(sql: Sql, cipher: TokenCipher, organizationId: string, apiVersion: string, input: EndpointInput): Promise<WebhookEndpoint> {
+export async function createEndpoint(
+  sql: Sql,
+  cipher: TokenCipher,
+  organizationId: string,
+  apiVersion: string,
+  input: EndpointInput,
+): Promise<WebhookEndpoint> {
   if (input.url === undefined) throw badRequest('url is required', 'url')
   if (input.events === undefined) throw badRequest('events is required', 'events')
   if (input.status !== undefined) throw badRequest('status cannot be set on create', 'status')
@@ -153,7 +159,8 @@ function checkUrl(v: unknown): string {
 
 /** `["*"]` or 1-5 known event types. */
 function checkEvents(v: unknown): string[] {
-  if (!Array.isArray(v) || v.length === 0 || v.some((e) => typeof e !== 'string')) throw invalidData('events', 'events must be a non-empty array of event types')
+  if (!Array.isArray(v) || v.length === 0 || v.some((e) => typeof e !== 'string'))
+    throw invalidData('events', 'events must be a non-empty array of event types')
   if (v.length === 1 && v[0] === '*') return ['*']
   if (v.length > 5) throw invalidData('events', 'events may list at most 5 event types (or ["*"])')
   const unknown = v.find((e) => !isEventType(e))

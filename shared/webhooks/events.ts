@@ -84,7 +84,13 @@ export async function emitEvent(deps: EventDeps, organizationId: string, type: E
 }
 
 /** GET /webhooks/{id}/events: newest first. */
-export async function listEvents(sql: Sql, organizationId: string, endpointId: string, cursor: ListCursor, q: ListQuery): Promise<ListPage<WebhookEventRecord>> {
+export async function listEvents(
+  sql: Sql,
+  organizationId: string,
+  endpointId: string,
+  cursor: ListCursor,
+  q: ListQuery,
+): Promise<ListPage<WebhookEventRecord>> {
   await endpointRow(sql, organizationId, endpointId)
   const rows = await sql<EventRow[]>`
     select id, webhook_endpoint_id, payload, attempts, next_attempt_at, delivered_at, last_status_code, last_response_body,

@@ -15,5 +15,8 @@ export async function scheduleDelivery(jobs: Jobs, data: PayloadOf<typeof Webhoo
     await jobs.enqueue(WebhookDeliveryJob, data)
     return
   }
-  setTimeout(() => void jobs.enqueue(WebhookDeliveryJob, data).catch((err) => log.warn('webhook delivery not enqueued', { err: String(err) })), delayMs).unref?.()
+  setTimeout(
+    () => void jobs.enqueue(WebhookDeliveryJob, data).catch((err) => log.warn('webhook delivery not enqueued', { err: String(err) })),
+    delayMs,
+  ).unref?.()
 }

@@ -12,7 +12,13 @@ export interface ConnectSetup {
 
 export async function setupConnect(s: TestServer, ehr: TestEhr, extra: Record<string, unknown> = {}): Promise<ConnectSetup> {
   const org = await createOrg(s)
-  const source = await createSource(s, { name: 'Test EHR Health', fhir_base_url: ehr.fhirBase, client_id: ehr.clientId, client_secret: ehr.clientSecret, ...extra })
+  const source = await createSource(s, {
+    name: 'Test EHR Health',
+    fhir_base_url: ehr.fhirBase,
+    client_id: ehr.clientId,
+    client_secret: ehr.clientSecret,
+    ...extra,
+  })
   return { org, source }
 }
 
@@ -42,7 +48,7 @@ export async function throughEhr(authorize: URL): Promise<Response> {
 }
 
 export async function flowConnections(s: TestServer, org: Org, flowId: string): Promise<any[]> {
-  return (await (await call(s, org, `/patient-flows/${flowId}`)).json() as any).connections
+  return ((await (await call(s, org, `/patient-flows/${flowId}`)).json()) as any).connections
 }
 
 export async function connectionState(s: TestServer, org: Org, patientId: string, connId: string): Promise<any> {

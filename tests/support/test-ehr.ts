@@ -62,7 +62,7 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
   const bundle = readFileSync(dataPath('synthea-smart', opts.bundleFile ?? SMALL_PATIENT), 'utf8')
   const loaded = await source.fhirFetch('', { method: 'POST', body: bundle, headers: { 'content-type': 'application/fhir+json' } })
   if (loaded.status !== 200) throw new Error(`test EHR: loading the bundle answered ${loaded.status}: ${await loaded.text()}`)
-  const patients: any = await (await source.fhirFetch('/Patient')).json() as any
+  const patients: any = (await (await source.fhirFetch('/Patient')).json()) as any
   const patientId = patients.entry[0].resource.id as string
 
   const clientId = opts.clientId ?? 'platform-client'
@@ -135,7 +135,14 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
           scopes_supported: ['launch/patient', 'openid', 'fhirUser', 'offline_access', 'patient/*.read'],
           response_types_supported: ['code'],
           code_challenge_methods_supported: ['S256'],
-          capabilities: ['launch-standalone', 'client-public', 'client-confidential-symmetric', 'context-standalone-patient', 'permission-offline', 'permission-patient'],
+          capabilities: [
+            'launch-standalone',
+            'client-public',
+            'client-confidential-symmetric',
+            'context-standalone-patient',
+            'permission-offline',
+            'permission-patient',
+          ],
         })
       }
       if (path === '/authorize' && req.method === 'GET') return authorize(url)
@@ -157,7 +164,8 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
   function authorize(url: URL): Response {
     ehr.counts.authorize++
     const q = Object.fromEntries(url.searchParams)
-    if (q.response_type !== 'code' || q.client_id !== clientId || !q.redirect_uri || !q.state) return new Response('invalid authorization request', { status: 400 })
+    if (q.response_type !== 'code' || q.client_id !== clientId || !q.redirect_uri || !q.state)
+      return new Response('invalid authorization request', { status: 400 })
     if (q.code_challenge_method !== 'S256' || !q.code_challenge) return new Response('PKCE S256 required', { status: 400 })
     if (q.aud !== ehr.fhirBase) return new Response(`aud must be ${ehr.fhirBase}`, { status: 400 })
     const p: Pending = { clientId: q.client_id, redirectUri: q.redirect_uri, state: q.state, challenge: q.code_challenge, scope: q.scope ?? '' }

@@ -48,9 +48,13 @@ function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntr
   const where = `Bundle.entry[${index}]`
   const method = e?.request?.method
   if (typeof method !== 'string' || !METHODS.has(method))
-    throw invalid(`HAPI-0527: Transaction bundle entry has missing or invalid HTTP Verb specified in ${where}.request.method. Found value: "${method ?? ''}"`, `${where}.request.method`)
+    throw invalid(
+      `HAPI-0527: Transaction bundle entry has missing or invalid HTTP Verb specified in ${where}.request.method. Found value: "${method ?? ''}"`,
+      `${where}.request.method`,
+    )
   const url = e.request.url
-  if (typeof url !== 'string' || url === '') throw invalid(`HAPI-0529: Unable to perform ${method}, no URL provided in ${where}.request.url`, `${where}.request.url`)
+  if (typeof url !== 'string' || url === '')
+    throw invalid(`HAPI-0529: Unable to perform ${method}, no URL provided in ${where}.request.url`, `${where}.request.url`)
   const entry: BundleEntry = { index, method: method as EntryMethod, url }
   if (typeof e.fullUrl === 'string' && e.fullUrl !== '') {
     if (seenFullUrls.has(e.fullUrl)) throw invalid(`HAPI-0534: Transaction bundle contains multiple resources with ID: ${e.fullUrl}`, `${where}.fullUrl`)
@@ -76,8 +80,7 @@ function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntr
   if (parts.length > 1) entry.id = parts[1]
   if (query !== undefined) entry.query = query
   if (method === 'POST' || method === 'PUT') {
-    if (!entry.resource || typeof entry.resource !== 'object')
-      throw invalid(`HAPI-0530: ${where} has method ${method} but no resource`, `${where}.resource`)
+    if (!entry.resource || typeof entry.resource !== 'object') throw invalid(`HAPI-0530: ${where} has method ${method} but no resource`, `${where}.resource`)
     if (entry.resource.resourceType !== entry.type)
       throw invalid(`HAPI-0531: ${where}: resource type ${entry.resource.resourceType} does not match request.url ${url}`, `${where}.resource`)
   }

@@ -28,7 +28,13 @@ export function localMatches(candidates: { id: string; resource: any }[], type: 
         switch (cr.def.type) {
           case 'token': {
             const parts = splitEscaped(raw, '|').map(unescape)
-            return rows.token.some((t) => codes.includes(t.code) && (parts.length === 1 ? t.value === parts[0] : (parts[0] === '' ? t.system === null : t.system === parts[0]) && (parts[1] === '' || t.value === parts[1])))
+            return rows.token.some(
+              (t) =>
+                codes.includes(t.code) &&
+                (parts.length === 1
+                  ? t.value === parts[0]
+                  : (parts[0] === '' ? t.system === null : t.system === parts[0]) && (parts[1] === '' || t.value === parts[1])),
+            )
           }
           case 'string':
             return rows.string.some((s) => codes.includes(s.code) && s.value_norm.startsWith(normalizeString(unescape(raw))))

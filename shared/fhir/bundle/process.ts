@@ -66,12 +66,20 @@ export async function processBundle(ctx: FhirContext, body: unknown, opts: Bundl
 /** One entry through the router: batch entries, and the GET entries of a transaction. */
 async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undefined, withResource: boolean): Promise<EntryResult> {
   const q = e.url.indexOf('?')
-  const path = (q < 0 ? e.url : e.url.slice(0, q)).replace(/^https?:\/\/[^?]*?\/(?=[A-Z$_][^/]*(?:\/|$))/, '').split('/').filter(Boolean)
+  const path = (q < 0 ? e.url : e.url.slice(0, q))
+    .replace(/^https?:\/\/[^?]*?\/(?=[A-Z$_][^/]*(?:\/|$))/, '')
+    .split('/')
+    .filter(Boolean)
   const req: FhirRequest = {
     method: e.method as FhirMethod,
     path,
     query: new URLSearchParams(q < 0 ? '' : e.url.slice(q + 1)),
-    headers: { ifMatch: e.ifMatch, ifNoneMatch: e.ifNoneMatch, ifNoneExist: e.ifNoneExist, prefer: withResource ? 'return=representation' : prefer ?? 'return=minimal' },
+    headers: {
+      ifMatch: e.ifMatch,
+      ifNoneMatch: e.ifNoneMatch,
+      ifNoneExist: e.ifNoneExist,
+      prefer: withResource ? 'return=representation' : (prefer ?? 'return=minimal'),
+    },
     body: e.resource,
   }
   try {

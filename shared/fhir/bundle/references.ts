@@ -38,13 +38,23 @@ export function findReferences(resource: any): FoundReference[] {
  * that is exactly a placeholder of `placeholders` (uri and canonical elements) replaced too. Returns the
  * `reference` values as rewritten, as findReferences would list them.
  */
-export function rewriteReferences(resource: any, rewrite: (value: string, path: string) => string | undefined, placeholders: Map<string, string>): FoundReference[] {
+export function rewriteReferences(
+  resource: any,
+  rewrite: (value: string, path: string) => string | undefined,
+  placeholders: Map<string, string>,
+): FoundReference[] {
   const found: FoundReference[] = []
   rewriteIn(resource, resource?.resourceType ?? '', rewrite, placeholders, found)
   return found
 }
 
-function rewriteIn(node: any, path: string, rewrite: (v: string, p: string) => string | undefined, placeholders: Map<string, string>, found: FoundReference[]): void {
+function rewriteIn(
+  node: any,
+  path: string,
+  rewrite: (v: string, p: string) => string | undefined,
+  placeholders: Map<string, string>,
+  found: FoundReference[],
+): void {
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
       const v = node[i]

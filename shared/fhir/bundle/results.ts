@@ -22,7 +22,10 @@ export function writeResult(status: string, v: StoredVersion, withResource: bool
     location: `${v.type}/${v.id}/_history/${v.version}`,
     etag: `W/"${v.version}"`,
     lastModified: v.lastUpdated.toISOString(),
-    outcome: storageOutcome(code, `${code === 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH' ? 'Existing resource' : 'Resource'} "${v.type}/${v.id}/_history/${v.version}"`),
+    outcome: storageOutcome(
+      code,
+      `${code === 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH' ? 'Existing resource' : 'Resource'} "${v.type}/${v.id}/_history/${v.version}"`,
+    ),
   }
   if (withResource && v.content) out.resource = parseFhirJson(v.content)
   return out
@@ -44,9 +47,22 @@ export function entryError(e: BundleEntry, err: unknown): AppError {
 }
 
 const REASONS: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No Content', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone',
-  412: 'Precondition Failed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 500: 'Internal Server Error',
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  304: 'Not Modified',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  410: 'Gone',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
 }
 
 export function statusText(status: number): string {

@@ -19,7 +19,6 @@ import { findReferences, type FoundReference, isConditionalReference, rewriteRef
 import { type EntryResult, entryError, writeResult } from './results'
 import { parseFhirJson } from '../format/json'
 
-
 interface Planned {
   entry: BundleEntry
   /** What the entry does once resolved. */
@@ -46,8 +45,15 @@ interface Planned {
  * without writing again (a retried job is never applied twice: should two attempts race, the second's
  * record collides with the first's key and its transaction rolls back).
  */
-export async function writeTransaction(ctx: FhirContext, entries: BundleEntry[], preferRepresentation: boolean, jobId?: string): Promise<Map<number, EntryResult>> {
-  const writes = entries.filter((e) => e.method !== 'GET' && e.method !== 'HEAD').sort((a, b) => VERB_ORDER[a.method] - VERB_ORDER[b.method] || a.index - b.index)
+export async function writeTransaction(
+  ctx: FhirContext,
+  entries: BundleEntry[],
+  preferRepresentation: boolean,
+  jobId?: string,
+): Promise<Map<number, EntryResult>> {
+  const writes = entries
+    .filter((e) => e.method !== 'GET' && e.method !== 'HEAD')
+    .sort((a, b) => VERB_ORDER[a.method] - VERB_ORDER[b.method] || a.index - b.index)
   // Asked of the database while the entries are checked, rather than one after the other inside the
   // transaction: a retried job's recorded results, and ids for the creates.
   const recorded = jobId ? recordedResults(ctx, jobId) : Promise.resolve(undefined)
@@ -90,9 +96,16 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           const match = await resolveConditional(w, ctx, type, url)
           const dup = conditionalCreates.get(match.url.normalised)
           if (dup && !e.fullUrl && !dup.entry.fullUrl)
-            throw new AppError('invalid', `HAPI-2008: Unable to process Transaction - Request contains multiple anonymous entries (Bundle.entry.fullUrl not populated) with conditional URL: "${match.url.text}". Does transaction request contain duplicates?`)
+            throw new AppError(
+              'invalid',
+              `HAPI-2008: Unable to process Transaction - Request contains multiple anonymous entries (Bundle.entry.fullUrl not populated) with conditional URL: "${match.url.text}". Does transaction request contain duplicates?`,
+            )
           if (dup) return void plans.push({ entry: e, action: 'noop', type, id: dup.id, existing: dup.existing, aliasOf: dup })
-          if (match.matches.length > 1) throw new AppError('precondition-failed', `HAPI-0958: Failed to CREATE resource with match URL "${match.url.text}" because this search matched ${match.matches.length} resources`)
+          if (match.matches.length > 1)
+            throw new AppError(
+              'precondition-failed',
+              `HAPI-0958: Failed to CREATE resource with match URL "${match.url.text}" because this search matched ${match.matches.length} resources`,
+            )
           if (match.matches.length === 1) {
             const existing = match.matches[0]
             const p: Planned = { entry: e, action: 'noop', type, id: existing.id, existing }
@@ -114,7 +127,10 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
         const match = await resolveConditional(w, ctx, type, substitute(e.query as string, placeholders))
         if (match.matches.length > 1) {
           const code = e.method === 'PUT' ? 'HAPI-0988' : e.method === 'DELETE' ? 'HAPI-0962' : 'HAPI-0972'
-          throw new AppError('precondition-failed', `${code}: Failed to ${e.method === 'PUT' ? 'UPDATE' : e.method} resource with match URL "${match.url.text}" because this search matched ${match.matches.length} resources`)
+          throw new AppError(
+            'precondition-failed',
+            `${code}: Failed to ${e.method === 'PUT' ? 'UPDATE' : e.method} resource with match URL "${match.url.text}" because this search matched ${match.matches.length} resources`,
+          )
         }
         const found = match.matches[0]
         if (e.method === 'DELETE') return void plans.push({ entry: e, action: found ? 'delete' : 'noop', type, id: found?.id ?? '' })
@@ -133,7 +149,13 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           throw new AppError('invalid', `HAPI-0420: Resource body ID of "${e.resource.id}" does not match URL ID of "${e.id}"`)
         if (e.fullUrl) placeholders.set(e.fullUrl, `${type}/${e.id}`)
       }
-      plans.push({ entry: e, action: e.method === 'PUT' ? 'update' : e.method === 'PATCH' ? 'patch' : 'delete', type, id: e.id as string, resource: e.resource })
+      plans.push({
+        entry: e,
+        action: e.method === 'PUT' ? 'update' : e.method === 'PATCH' ? 'patch' : 'delete',
+        type,
+        id: e.id as string,
+        resource: e.resource,
+      })
     })
   }
   const rids = needRids.length <= allocated.length ? allocated : [...allocated, ...(await ctx.repo.ids.allocate(needRids.length - allocated.length, w.tx))]
@@ -168,7 +190,11 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
         (value) => {
           if (value.startsWith('urn:uuid:') || value.startsWith('urn:oid:')) {
             const target = placeholders.get(value)
-            if (!target) throw new AppError('invalid', `HAPI-0541: Unable to satisfy placeholder ID ${value} found in element named 'reference' within resource of type: ${p.type}`)
+            if (!target)
+              throw new AppError(
+                'invalid',
+                `HAPI-0541: Unable to satisfy placeholder ID ${value} found in element named 'reference' within resource of type: ${p.type}`,
+              )
             return target
           }
           return placeholders.get(value) ?? conditionalRefs.get(value)
@@ -179,7 +205,9 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
   }
 
   // 3. Current versions of everything updated, patched or deleted, locked.
-  const current = await w.lock(plans.filter((p) => p.action === 'update' || p.action === 'patch' || p.action === 'delete').map((p) => ({ type: p.type, id: p.id })))
+  const current = await w.lock(
+    plans.filter((p) => p.action === 'update' || p.action === 'patch' || p.action === 'delete').map((p) => ({ type: p.type, id: p.id })),
+  )
 
   // 4. Versions.
   const now = new Date()
@@ -195,7 +223,10 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
       switch (p.action) {
         case 'noop': {
           const same = p.existing ?? (p.aliasOf ? latest.get(key) : undefined)
-          results.set(p.entry.index, same ? writeResult('200 OK', same, preferRepresentation, 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH') : { status: '204 No Content' })
+          results.set(
+            p.entry.index,
+            same ? writeResult('200 OK', same, preferRepresentation, 'SUCCESSFUL_CREATE_WITH_CONDITIONAL_MATCH') : { status: '204 No Content' },
+          )
           return
         }
         case 'create': {
@@ -230,7 +261,15 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
           const v = newVersion(rid ?? '', p.type, p.id, (cur?.version ?? 0) + 1, resource, now, live?.meta)
           if (p.action === 'update') v.references = p.references
           if (live && sameContent(v.resource, live)) {
-            results.set(p.entry.index, writeResult('200 OK', cur as StoredVersion, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH_NO_CHANGE' : 'SUCCESSFUL_UPDATE_NO_CHANGE'))
+            results.set(
+              p.entry.index,
+              writeResult(
+                '200 OK',
+                cur as StoredVersion,
+                preferRepresentation,
+                p.action === 'patch' ? 'SUCCESSFUL_PATCH_NO_CHANGE' : 'SUCCESSFUL_UPDATE_NO_CHANGE',
+              ),
+            )
             return
           }
           if (cur) push(v, cur)
@@ -240,7 +279,15 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
             latest.set(key, v)
           }
           const status = live ? '200 OK' : '201 Created'
-          results.set(p.entry.index, writeResult(status, v, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH' : live ? 'SUCCESSFUL_UPDATE' : 'SUCCESSFUL_UPDATE_AS_CREATE'))
+          results.set(
+            p.entry.index,
+            writeResult(
+              status,
+              v,
+              preferRepresentation,
+              p.action === 'patch' ? 'SUCCESSFUL_PATCH' : live ? 'SUCCESSFUL_UPDATE' : 'SUCCESSFUL_UPDATE_AS_CREATE',
+            ),
+          )
         }
       }
     })
@@ -261,7 +308,10 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
   for (const p of plans) {
     if (p.action !== 'create' || !p.match) continue
     await assertMatchesOwnUrl(w, ctx, p.match, p.id).catch(() => {
-      throw entryError(p.entry, new AppError('precondition-failed', `HAPI-0539: Invalid conditional URL "${p.match?.url.text}". The given resource is not matched by this URL.`))
+      throw entryError(
+        p.entry,
+        new AppError('precondition-failed', `HAPI-0539: Invalid conditional URL "${p.match?.url.text}". The given resource is not matched by this URL.`),
+      )
     })
   }
   return results
@@ -289,7 +339,11 @@ function checkIfMatch(p: Planned, cur: StoredVersion): void {
 async function resolveReference(w: WriteTx, ctx: FhirContext, value: string, plans: Planned[], placeholders: Map<string, string>): Promise<string> {
   const q = value.indexOf('?')
   const type = value.slice(0, q)
-  const local = localMatches(plans.filter((p) => (p.action === 'create' || p.action === 'update') && p.type === type).map((p) => ({ id: p.id, resource: p.resource })), type, value.slice(q + 1))
+  const local = localMatches(
+    plans.filter((p) => (p.action === 'create' || p.action === 'update') && p.type === type).map((p) => ({ id: p.id, resource: p.resource })),
+    type,
+    value.slice(q + 1),
+  )
   if (local.length > 1) throw new AppError('precondition-failed', `HAPI-1092: Invalid match URL "${value}" - Multiple resources match this search`)
   const match = await resolveConditional(w, ctx, type, substitute(value.slice(q + 1), placeholders))
   const ids = new Set([...local, ...match.matches.map((m) => m.id)])

@@ -67,10 +67,7 @@ function typeCode(t: any): string {
 
 function buildTypes(): Map<string, TypeDef> {
   const out = new Map<string, TypeDef>()
-  const sds = [
-    ...loadDefinitionBundle('profiles-types.json').entry,
-    ...loadDefinitionBundle('profiles-resources.json').entry,
-  ]
+  const sds = [...loadDefinitionBundle('profiles-types.json').entry, ...loadDefinitionBundle('profiles-resources.json').entry]
     .map((e) => e.resource)
     .filter((r) => r.resourceType === 'StructureDefinition' && r.fhirVersion === '4.0.1' && r.derivation !== 'constraint')
 
@@ -95,7 +92,8 @@ function buildTypes(): Map<string, TypeDef> {
         continue
       }
       const codes: string[] = (el.type ?? []).map(typeCode)
-      const isBackbone = !el.contentReference && (codes[0] === 'BackboneElement' || (codes[0] === 'Element' && parentPath !== 'Element' && sd.type !== 'Element'))
+      const isBackbone =
+        !el.contentReference && (codes[0] === 'BackboneElement' || (codes[0] === 'Element' && parentPath !== 'Element' && sd.type !== 'Element'))
       const def: ElementDef = {
         name: raw,
         path,

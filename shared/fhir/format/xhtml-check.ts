@@ -194,7 +194,8 @@ function referenceEnd(s: string, amp: number): number {
   let code = NaN
   if (/^#[0-9]+$/.test(ref)) code = Number(ref.slice(1))
   else if (/^#x[0-9a-fA-F]+$/.test(ref)) code = Number.parseInt(ref.slice(2), 16)
-  const ok = code === 9 || code === 10 || code === 13 || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff)
+  const ok =
+    code === 9 || code === 10 || code === 13 || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff)
   return ok ? semi : -1
 }
 

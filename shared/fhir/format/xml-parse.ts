@@ -54,8 +54,7 @@ function childrenOf(td: TypeDef): Map<string, Child> {
     if (element.representation?.includes('xmlAttr')) continue
     const typeDef = getTypeDef(type)
     if (!typeDef) continue
-    const kind =
-      type === 'xhtml' ? 'xhtml' : typeDef.kind === 'primitive-type' ? 'primitive' : typeDef.kind === 'resource' ? 'resource' : 'complex'
+    const kind = type === 'xhtml' ? 'xhtml' : typeDef.kind === 'primitive-type' ? 'primitive' : typeDef.kind === 'resource' ? 'resource' : 'complex'
     table.set(name, { name, element, type, typeDef, kind, extName: '_' + name })
   }
   childTables.set(td, table)
@@ -165,7 +164,16 @@ function isBlank(s: string): boolean {
  * `_name` of `out`. https://hl7.org/fhir/R4/json.html#primitive: repeating primitives are parallel
  * arrays, with null where one side has nothing.
  */
-function readPrimitive(nodes: XmlNode[], attrs: XmlAttrs | undefined, child: Child, out: any, parent: string, index: number, scope: Scope, source: string): void {
+function readPrimitive(
+  nodes: XmlNode[],
+  attrs: XmlAttrs | undefined,
+  child: Child,
+  out: any,
+  parent: string,
+  index: number,
+  scope: Scope,
+  source: string,
+): void {
   const { name, extName, typeDef } = child
   let text: string | undefined
   let ext: any

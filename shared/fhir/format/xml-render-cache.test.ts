@@ -2,14 +2,17 @@ import { describe, expect, test } from 'bun:test'
 import { XmlRenderCache } from './xml-render-cache'
 import { toFhirXml } from './xml-write'
 
-const patient = (family: string) => JSON.stringify({ resourceType: 'Patient', id: family, name: [{ family }], extension: [{ url: 'http://x', valueDecimal: 1.5 }] })
+const patient = (family: string) =>
+  JSON.stringify({ resourceType: 'Patient', id: family, name: [{ family }], extension: [{ url: 'http://x', valueDecimal: 1.5 }] })
 
 describe('XmlRenderCache', () => {
   test('writes the XML of the JSON text, decimals as written, and answers a repeated text from memory', () => {
     const cache = new XmlRenderCache(1024 * 1024)
     const text = patient('A').replace('1.5', '1.50')
     const xml = cache.xmlOf(text)
-    expect(xml).toBe(toFhirXml({ resourceType: 'Patient', id: 'A', name: [{ family: 'A' }], extension: [{ url: 'http://x', valueDecimal: JSON.rawJSON('1.50') }] }))
+    expect(xml).toBe(
+      toFhirXml({ resourceType: 'Patient', id: 'A', name: [{ family: 'A' }], extension: [{ url: 'http://x', valueDecimal: JSON.rawJSON('1.50') }] }),
+    )
     expect(xml).toContain('<valueDecimal value="1.50"/>')
     expect(cache.xmlOf(`${text}`)).toBe(xml)
     expect(cache.size).toBe(1)

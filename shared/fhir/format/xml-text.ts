@@ -86,7 +86,12 @@ function decode(s: string): string {
     else throw xmlError(`undefined entity &${ref};`)
     // https://www.w3.org/TR/xml/#NT-Char
     const ok =
-      code === 9 || code === 10 || code === 13 || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff)
+      code === 9 ||
+      code === 10 ||
+      code === 13 ||
+      (code >= 0x20 && code <= 0xd7ff) ||
+      (code >= 0xe000 && code <= 0xfffd) ||
+      (code >= 0x10000 && code <= 0x10ffff)
     if (!ok) throw xmlError(`character reference &${ref}; is not a legal XML character`)
     return String.fromCodePoint(code)
   })

@@ -67,7 +67,9 @@ describe('parseFhirXml', () => {
   })
 
   test('repeating elements are arrays even with one child; primitive arrays are parallel with null', () => {
-    const r = parseFhirXml(`<Patient ${FHIR}><name><given value="A"/><given><extension url="u"><valueString value="x"/></extension></given><given value="C"/></name></Patient>`)
+    const r = parseFhirXml(
+      `<Patient ${FHIR}><name><given value="A"/><given><extension url="u"><valueString value="x"/></extension></given><given value="C"/></name></Patient>`,
+    )
     expect(r.name).toEqual([{ given: ['A', null, 'C'], _given: [null, { extension: [{ url: 'u', valueString: 'x' }] }, null] }])
   })
 
@@ -77,7 +79,9 @@ describe('parseFhirXml', () => {
   })
 
   test('decimals are JSON numbers that keep their precision as written', () => {
-    const r = parseFhirXml(`<Observation ${FHIR}><status value="final"/><code><text value="x"/></code><valueQuantity><value value="1.50"/></valueQuantity><component><code><text value="y"/></code><valueQuantity><value value="2.5"/></valueQuantity></component></Observation>`)
+    const r = parseFhirXml(
+      `<Observation ${FHIR}><status value="final"/><code><text value="x"/></code><valueQuantity><value value="1.50"/></valueQuantity><component><code><text value="y"/></code><valueQuantity><value value="2.5"/></valueQuantity></component></Observation>`,
+    )
     expect(JSON.stringify(r.valueQuantity)).toBe('{"value":1.50}')
     expect(r.component[0].valueQuantity.value).toBe(2.5)
     expect(toFhirXml(r)).toContain('<value value="1.50"/>')
@@ -151,7 +155,12 @@ describe('toFhirXml', () => {
   })
 
   test('pretty output reads back the same', () => {
-    const r = { resourceType: 'Patient', id: 'p', name: [{ given: ['a', 'b'], _given: [null, { id: 'x' }] }], text: { status: 'generated', div: `${DIV}x</div>` } }
+    const r = {
+      resourceType: 'Patient',
+      id: 'p',
+      name: [{ given: ['a', 'b'], _given: [null, { id: 'x' }] }],
+      text: { status: 'generated', div: `${DIV}x</div>` },
+    }
     const xml = toFhirXml(r, { pretty: true })
     expect(xml).toContain('\n  <id value="p"/>\n')
     expect(parseFhirXml(xml)).toEqual(r)
@@ -162,7 +171,9 @@ describe('toFhirXml', () => {
     expect(appError(() => toFhirXml({ resourceType: 'Patient', _name: [{}] })).issues[0].expression).toEqual(['Patient._name'])
     expect(appError(() => toFhirXml({ resourceType: 'Nope' })).category).toBe('invalid')
     expect(appError(() => toFhirXml({ resourceType: 'Patient', gender: 'a\u0001' })).issues[0].expression).toEqual(['Patient.gender'])
-    const div = appError(() => toFhirXml({ resourceType: 'Patient', text: { status: 'generated', div: `${DIV}</div></text><active value="true"/><text>${DIV}` } }))
+    const div = appError(() =>
+      toFhirXml({ resourceType: 'Patient', text: { status: 'generated', div: `${DIV}</div></text><active value="true"/><text>${DIV}` } }),
+    )
     expect(div.issues[0].expression).toEqual(['Patient.text.div'])
   })
 })
@@ -220,9 +231,7 @@ describe('hostile and non-FHIR XML', () => {
     expect(path(`<Patient ${FHIR}><x:active xmlns:x="urn:x" value="true"/></Patient>`)).toEqual(['Patient.active'])
     expect(path(`<Patient ${FHIR}><active value="yes"/></Patient>`)).toEqual(['Patient.active'])
     expect(path(`<Patient ${FHIR}><active value="true"/><active value="false"/></Patient>`)).toEqual(['Patient.active'])
-    expect(path(`<Patient ${FHIR}><deceasedBoolean value="true"/><deceasedDateTime value="2000"/></Patient>`)).toEqual([
-      'Patient.deceasedDateTime',
-    ])
+    expect(path(`<Patient ${FHIR}><deceasedBoolean value="true"/><deceasedDateTime value="2000"/></Patient>`)).toEqual(['Patient.deceasedDateTime'])
     expect(path(`<Patient ${FHIR}><gender value="male" foo="x"/></Patient>`)).toEqual(['Patient.gender.@foo'])
     expect(path(`<Patient ${FHIR}><active>true</active></Patient>`)).toEqual(['Patient.active'])
     expect(path(`<Patient ${FHIR}><contained><Foo/></contained></Patient>`)).toEqual(['Patient.contained[0]'])

@@ -64,7 +64,10 @@ function build(ctx: FhirContext): any {
             searchInclude: ['*', ...params.filter((d) => d.type === 'reference').map((d) => `${type}:${d.code}`)],
             searchRevInclude: ['*', ...(revIncludes.get(type) ?? [])],
             searchParam: params.map((d) => searchParamEntry(type, d)),
-            operation: operationsOf(allOperations().filter((o) => o.levels.some((l) => l !== 'system') && (!o.types || o.types.includes(type))), type),
+            operation: operationsOf(
+              allOperations().filter((o) => o.levels.some((l) => l !== 'system') && (!o.types || o.types.includes(type))),
+              type,
+            ),
           }
         }),
         interaction: SYSTEM_INTERACTIONS.map((code) => ({ code })),

@@ -23,7 +23,15 @@ export async function create(req: FhirRequest, ctx: FhirContext, type: string): 
 }
 
 // 0 matches: create (201); 1: answer the existing resource and write nothing (200); more: 412 HAPI-0958.
-async function conditionalCreate(req: FhirRequest, ctx: FhirContext, type: string, resource: any, rid: string, ifNoneExist: string, start: number): Promise<FhirResponse> {
+async function conditionalCreate(
+  req: FhirRequest,
+  ctx: FhirContext,
+  type: string,
+  resource: any,
+  rid: string,
+  ifNoneExist: string,
+  start: number,
+): Promise<FhirResponse> {
   const { stored, created, url } = await ctx.repo.transaction(async (w) => {
     const match = await resolveConditional(w, ctx, type, ifNoneExist)
     if (match.matches.length > 1) throw await multipleMatches(w, ctx, 'HAPI-0958', 'CREATE', match)

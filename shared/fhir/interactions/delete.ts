@@ -75,7 +75,11 @@ async function assertNotReferenced(w: WriteTx, ctx: FhirContext, target: StoredV
     const path = referencePath(parseFhirJson(r.content), target, ctx.baseUrl) ?? `${r.res_type}.${r.code}`
     return `Unable to delete ${target.type}/${target.id} because at least one resource has a reference to this resource. First reference found was resource ${r.res_type}/${r.id} in path ${path}`
   })
-  const issues: Issue[] = messages.map((m, n) => ({ severity: 'error', code: 'processing', diagnostics: n === 0 ? `HAPI-0550: HAPI-0515: ${m}` : `HAPI-0515: ${m}` }))
+  const issues: Issue[] = messages.map((m, n) => ({
+    severity: 'error',
+    code: 'processing',
+    diagnostics: n === 0 ? `HAPI-0550: HAPI-0515: ${m}` : `HAPI-0515: ${m}`,
+  }))
   throw new AppError('conflict', issues[0].diagnostics, { issues })
 }
 

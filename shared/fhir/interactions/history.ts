@@ -50,7 +50,8 @@ export async function historyBundle(req: FhirRequest, ctx: FhirContext, token: P
   for (const k of ['_format', '_pretty']) if (req.query.has(k)) extra.set(k, req.query.get(k) as string)
   bundle.link = [{ relation: 'self', url: selfUrl(req, ctx) }]
   if (hasNext) bundle.link.push({ relation: 'next', url: pageLink(ctx.baseUrl, ctx.secret, token, offset + count, count, 'history', extra) })
-  if (offset > 0) bundle.link.push({ relation: 'previous', url: pageLink(ctx.baseUrl, ctx.secret, token, Math.max(0, offset - count), count, 'history', extra) })
+  if (offset > 0)
+    bundle.link.push({ relation: 'previous', url: pageLink(ctx.baseUrl, ctx.secret, token, Math.max(0, offset - count), count, 'history', extra) })
   if (!summaryCount) bundle.entry = page.map((v) => historyEntry(ctx, v))
   return { status: 200, resource: bundle }
 }

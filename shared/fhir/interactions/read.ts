@@ -58,6 +58,5 @@ function notModified(req: FhirRequest, stored: StoredVersion): boolean {
 }
 
 function rejectSearchParams(req: FhirRequest): void {
-  for (const p of NOT_FOR_READ)
-    if (req.query.has(p)) throw new AppError('invalid', `HAPI-0384: Invalid query parameter for read operation: ${p}`)
+  for (const p of NOT_FOR_READ) if (req.query.has(p)) throw new AppError('invalid', `HAPI-0384: Invalid query parameter for read operation: ${p}`)
 }

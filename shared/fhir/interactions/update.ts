@@ -16,7 +16,10 @@ export async function update(req: FhirRequest, ctx: FhirContext, type: string, i
   if (resource.id === undefined)
     throw new AppError('invalid', 'HAPI-0419: Can not update resource, resource body must contain an ID element for update (PUT) operation')
   if (resource.id !== id)
-    throw new AppError('invalid', `HAPI-0420: Can not update resource, resource body must contain an ID element which matches the request URL for update (PUT) operation - Resource body ID of "${resource.id}" does not match URL ID of "${id}"`)
+    throw new AppError(
+      'invalid',
+      `HAPI-0420: Can not update resource, resource body must contain an ID element which matches the request URL for update (PUT) operation - Resource body ID of "${resource.id}" does not match URL ID of "${id}"`,
+    )
   const expected = parseIfMatch(req.headers.ifMatch)
   if (Number.isNaN(expected)) throw new AppError('invalid', `Invalid If-Match header value: ${req.headers.ifMatch}`)
 
@@ -73,7 +76,10 @@ export async function conditionalUpdate(req: FhirRequest, ctx: FhirContext, type
       const current = id === rid ? undefined : (await w.lock([{ type, id }])).get(`${type}/${id}`)
       // The id names a live resource that does not match the URL: creating it would overwrite that one.
       if (current && !current.deleted)
-        throw new AppError('conflict', `Can not create resource with ID[${id}] for match URL "${match.url.text}": a resource with this ID already exists and does not match the URL`)
+        throw new AppError(
+          'conflict',
+          `Can not create resource with ID[${id}] for match URL "${match.url.text}": a resource with this ID already exists and does not match the URL`,
+        )
       const result = await storeVersion(w, type, id, resource, current, rid)
       await assertMatchesOwnUrl(w, ctx, match, id)
       return { result, matched: false, url: match.url.text }

@@ -34,7 +34,10 @@ async function everything(req: FhirRequest, ctx: FhirContext, target: OperationT
     page = isCursor(cursor) ? await cursorExportPage(deps, cursor, undefined, count, scope) : undefined
     if (!page) throw new AppError('gone', `HAPI-0417: Search ID "${cursor.slice(0, 40)}" does not exist and may have expired`)
   } else {
-    const ids = all('_id').flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)
+    const ids = all('_id')
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim())
+      .filter(Boolean)
     const selector: PatientSelector = target.id ? { kind: 'ids', ids: [target.id] } : ids.length > 0 ? { kind: 'ids', ids } : { kind: 'all' }
     const types = parseTypes(all('_type'))
     const since = parseSince(all('_since')[0])
@@ -63,7 +66,16 @@ function bundleText(req: FhirRequest, ctx: FhirContext, path: string, count: num
   const links = [{ relation: 'self', url: selfUrl(req, ctx) }]
   if (page.next) links.push({ relation: 'next', url: link(page.next) })
   if (page.previous) links.push({ relation: 'previous', url: link(page.previous) })
-  const head = JSON.stringify({ resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'searchset', total: page.total, link: links })
-  const entries = page.resources.map((r) => `{"fullUrl":${JSON.stringify(`${ctx.baseUrl}/${r.type}/${r.id}`)},"resource":${r.content},"search":{"mode":"match"}}`)
+  const head = JSON.stringify({
+    resourceType: 'Bundle',
+    id: crypto.randomUUID(),
+    meta: { lastUpdated: new Date().toISOString() },
+    type: 'searchset',
+    total: page.total,
+    link: links,
+  })
+  const entries = page.resources.map(
+    (r) => `{"fullUrl":${JSON.stringify(`${ctx.baseUrl}/${r.type}/${r.id}`)},"resource":${r.content},"search":{"mode":"match"}}`,
+  )
   return `${head.slice(0, -1)},"entry":[${entries.join(',')}]}`
 }

@@ -21,8 +21,7 @@ async function expungeOperation(req: FhirRequest, ctx: FhirContext, target: Oper
   const deletedResources = input.boolean('expungeDeletedResources') ?? false
   const previousVersions = input.boolean('expungePreviousVersions') ?? false
   const everything = input.boolean('expungeEverything') ?? false
-  if (everything && target.level !== 'system')
-    throw new AppError('invalid', 'expungeEverything is only allowed at the system level ([base]/$expunge)')
+  if (everything && target.level !== 'system') throw new AppError('invalid', 'expungeEverything is only allowed at the system level ([base]/$expunge)')
   const scope = everything || target.level === 'system' ? {} : { type: target.type, ...(await resolve(ctx, target)) }
   const params: ExpungeParams = { everything, scope, options: { limit, deletedResources, previousVersions } }
   if (!ctx.jobs) throw new AppError('fault', '$expunge needs the job queues')
@@ -49,7 +48,10 @@ async function resolve(ctx: FhirContext, target: OperationTarget): Promise<{ rid
   if (target.level === 'instance') return { rid: current.rid }
   const version = /^[0-9]{1,9}$/.test(target.version as string) ? Number(target.version) : Number.NaN
   if (version === current.version)
-    throw new AppError('precondition-failed', `HAPI-0969: Can not perform version-specific expunge of resource ${ref}/_history/${version} as this is the current version`)
+    throw new AppError(
+      'precondition-failed',
+      `HAPI-0969: Can not perform version-specific expunge of resource ${ref}/_history/${version} as this is the current version`,
+    )
   if (Number.isNaN(version) || !(await ctx.repo.vread(target.type as string, target.id as string, version)))
     throw new AppError('not-found', `HAPI-0979: Version "${target.version}" is not valid for resource ${ref}`)
   return { rid: current.rid, version }

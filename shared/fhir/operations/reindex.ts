@@ -17,7 +17,8 @@ const indexBaseUrl = (ctx: FhirContext) => (ctx.config.publicBaseUrl ? `${ctx.co
 function oneOf<T extends string>(input: OperationInput, name: string, allowed: readonly T[], fallback: T): T {
   const v = input.string(name)
   if (v === undefined) return fallback
-  if (!(allowed as readonly string[]).includes(v)) throw new AppError('invalid', `Invalid value for parameter "${name}": "${v}" (expected one of ${allowed.join(', ')})`)
+  if (!(allowed as readonly string[]).includes(v))
+    throw new AppError('invalid', `Invalid value for parameter "${name}": "${v}" (expected one of ${allowed.join(', ')})`)
   return v as T
 }
 

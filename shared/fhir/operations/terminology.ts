@@ -63,7 +63,11 @@ async function expand(ctx: FhirContext, target: OperationTarget, input: Operatio
   const sql = ctx.repo.sql
   await ensureBuiltinTerminology(sql)
   const vs = await targetValueSet(ctx, target, input, '$expand')
-  const opts = { filter: input.string('filter'), offset: nonNegative(input, 'offset', 0), count: nonNegative(input, 'count', DEFAULT_EXPAND_COUNT, MAX_EXPAND_COUNT) }
+  const opts = {
+    filter: input.string('filter'),
+    offset: nonNegative(input, 'offset', 0),
+    count: nonNegative(input, 'count', DEFAULT_EXPAND_COUNT, MAX_EXPAND_COUNT),
+  }
   let page: { total: number; contains: Member[] }
   if (vs.cached) {
     const state = await ensureExpansion(sql, vs.cached)
@@ -78,7 +82,13 @@ async function expand(ctx: FhirContext, target: OperationTarget, input: Operatio
   ]
   if (opts.filter) parameter.push({ name: 'filter', valueString: opts.filter })
   const { text: _text, expansion: _old, ...rest } = vs.resource
-  const expansion: any = { identifier: `urn:uuid:${crypto.randomUUID()}`, timestamp: new Date().toISOString(), total: page.total, offset: opts.offset, parameter }
+  const expansion: any = {
+    identifier: `urn:uuid:${crypto.randomUUID()}`,
+    timestamp: new Date().toISOString(),
+    total: page.total,
+    offset: opts.offset,
+    parameter,
+  }
   if (page.contains.length > 0) expansion.contains = page.contains.map(codingOf)
   return { status: 200, resource: { ...rest, resourceType: 'ValueSet', expansion } }
 }
@@ -173,7 +183,14 @@ async function lookup(ctx: FhirContext, target: OperationTarget, input: Operatio
   parts.push({ name: 'display', valueString: concept.display ?? '' })
   parts.push({ name: 'abstract', valueBoolean: isAbstract(concept) })
   const property = (name: string, value: Record<string, unknown>) => {
-    if (wanted.size === 0 || wanted.has(name)) parts.push({ name: 'property', part: [{ name: 'code', valueCode: name }, { name: 'value', ...value }] } as ParameterPart)
+    if (wanted.size === 0 || wanted.has(name))
+      parts.push({
+        name: 'property',
+        part: [
+          { name: 'code', valueCode: name },
+          { name: 'value', ...value },
+        ],
+      } as ParameterPart)
   }
   for (const p of concept.property) {
     const key = Object.keys(p ?? {}).find((k) => k.startsWith('value'))
@@ -210,8 +227,22 @@ async function reindexTerminology(ctx: FhirContext): Promise<FhirResponse> {
 }
 
 export const operations: OperationDef[] = [
-  { name: '$expand', levels: ['type', 'instance'], methods: ['GET', 'POST'], scope: 'read', types: ['ValueSet'], handler: (_r, ctx, t, i) => expand(ctx, t, i) },
-  { name: '$lookup', levels: ['type', 'instance'], methods: ['GET', 'POST'], scope: 'read', types: ['CodeSystem'], handler: (_r, ctx, t, i) => lookup(ctx, t, i) },
+  {
+    name: '$expand',
+    levels: ['type', 'instance'],
+    methods: ['GET', 'POST'],
+    scope: 'read',
+    types: ['ValueSet'],
+    handler: (_r, ctx, t, i) => expand(ctx, t, i),
+  },
+  {
+    name: '$lookup',
+    levels: ['type', 'instance'],
+    methods: ['GET', 'POST'],
+    scope: 'read',
+    types: ['CodeSystem'],
+    handler: (_r, ctx, t, i) => lookup(ctx, t, i),
+  },
   {
     name: '$validate-code',
     levels: ['type', 'instance'],

@@ -40,10 +40,7 @@ function comparable(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(comparable)
   if (!node || typeof node !== 'object') return node
   return Object.fromEntries(
-    Object.entries(node).map(([k, v]) => [
-      k,
-      k === 'div' && typeof v === 'string' ? infoset(readXml(v, { maxDepth: 100 })) : comparable(v),
-    ]),
+    Object.entries(node).map(([k, v]) => [k, k === 'div' && typeof v === 'string' ? infoset(readXml(v, { maxDepth: 100 })) : comparable(v)]),
   )
 }
 
@@ -145,7 +142,10 @@ describe('applyFhirPatch', () => {
 
   test('adds an extension to a primitive under its `_name` companion, and deletes it again', () => {
     const p = { resourceType: 'Patient', birthDate: '1970-01-01' }
-    const parts = [{ name: 'url', valueUri: ext.url }, { name: 'value', valueString: 'x' }]
+    const parts = [
+      { name: 'url', valueUri: ext.url },
+      { name: 'value', valueString: 'x' },
+    ]
     const added = applyFhirPatch(p, patch({ type: 'add', path: 'Patient.birthDate', name: 'extension', value: { part: parts } }))
     expect(added).toEqual({ resourceType: 'Patient', birthDate: '1970-01-01', _birthDate: { extension: [ext] } })
     expect(applyFhirPatch(added, patch({ type: 'delete', path: `Patient.birthDate.extension('${ext.url}')` }))).toEqual(p)
@@ -177,11 +177,20 @@ describe('applyFhirPatch', () => {
   })
 
   test('selects with where() and edits only the match', () => {
-    const p = { resourceType: 'Patient', identifier: [{ system: 'a', value: '1' }, { system: 'b', value: '2' }] }
+    const p = {
+      resourceType: 'Patient',
+      identifier: [
+        { system: 'a', value: '1' },
+        { system: 'b', value: '2' },
+      ],
+    }
     const path = "Patient.identifier.where(system='b').value"
     expect(applyFhirPatch(p, patch({ type: 'replace', path, value: { valueString: '3' } }))).toEqual({
       resourceType: 'Patient',
-      identifier: [{ system: 'a', value: '1' }, { system: 'b', value: '3' }],
+      identifier: [
+        { system: 'a', value: '1' },
+        { system: 'b', value: '3' },
+      ],
     })
   })
 

@@ -143,7 +143,10 @@ function replace(resource: Record<string, any>, op: Operation): void {
 function move(resource: Record<string, any>, op: Operation): void {
   const list = selectList(resource, op)
   const entries = readList(list.container, list.key)
-  for (const [label, at] of [['source', op.source], ['destination', op.destination]] as const) {
+  for (const [label, at] of [
+    ['source', op.source],
+    ['destination', op.destination],
+  ] as const) {
     if (!Number.isInteger(at) || at! < 0 || at! >= entries.length)
       throw invalid(`The ${label} index ${at} is outside ${op.path} (${entries.length} elements)`, op.path)
   }

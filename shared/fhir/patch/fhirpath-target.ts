@@ -54,9 +54,7 @@ export function childContainer(target: Target, create: boolean): Record<string, 
  * backticks. Quoted strings are left alone. https://hl7.org/fhirpath/N1/#identifiers
  */
 function delimitKeywords(path: string): string {
-  return path.replace(/'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`|\.(div|mod|and|or|xor|implies)(?![\w(])/g, (m, word) =>
-    word ? `.\`${word}\`` : m,
-  )
+  return path.replace(/'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`|\.(div|mod|and|or|xor|implies)(?![\w(])/g, (m, word) => (word ? `.\`${word}\`` : m))
 }
 
 function isResourceNode(v: unknown): v is ResourceNode {

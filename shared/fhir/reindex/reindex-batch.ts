@@ -19,7 +19,14 @@ export interface PreparedBatch {
 }
 
 export function prepareBatch(rows: ReindexRow[], baseUrl?: string, fulltext = false): PreparedBatch {
-  return { rows, extracted: extractRows(rows.map((r) => ({ rid: r.rid, type: r.type, resource: parseFhirJson(r.content) })), baseUrl, fulltext) }
+  return {
+    rows,
+    extracted: extractRows(
+      rows.map((r) => ({ rid: r.rid, type: r.type, resource: parseFhirJson(r.content) })),
+      baseUrl,
+      fulltext,
+    ),
+  }
 }
 
 /**

@@ -62,7 +62,14 @@ export class InsertBatcher {
       }
       if (after) return settle(batch, after())
     }
-    await Promise.all(batch.map((p) => settle([p], this.write(p.versions).then((after) => after()))))
+    await Promise.all(
+      batch.map((p) =>
+        settle(
+          [p],
+          this.write(p.versions).then((after) => after()),
+        ),
+      ),
+    )
   }
 }
 

@@ -209,7 +209,15 @@ export class WriteTx {
 
 /** The stored columns of versions as `... as v(rid, type, id, version, "lastUpdated", deleted, content)`, typed. */
 function versionRows(sql: TxSql, versions: NewVersion[]): Fragment {
-  const rows = versions.map((v) => ({ rid: v.rid, type: v.type, id: v.id, version: v.version, lastUpdated: v.lastUpdated, deleted: v.deleted === true, content: v.content }))
+  const rows = versions.map((v) => ({
+    rid: v.rid,
+    type: v.type,
+    id: v.id,
+    version: v.version,
+    lastUpdated: v.lastUpdated,
+    deleted: v.deleted === true,
+    content: v.content,
+  }))
   return sql`(select rid::bigint, type, id, version::int, "lastUpdated"::timestamptz, deleted::boolean, content
       from ${textColumns(sql, rows, ['rid', 'type', 'id', 'version', 'lastUpdated', 'deleted', 'content'])} as c(rid, type, id, version, "lastUpdated", deleted, content)
     ) as v`

@@ -51,7 +51,11 @@ export function needsCustomPlan(criteria: Criterion[]): boolean {
 
 export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, baseUrl: string): Fragment {
   if (criteria.length === 0) return sql`true`
-  return join(sql, criteria.map((c) => compileCriterion(sql, c, scope, baseUrl)), sql` and `)
+  return join(
+    sql,
+    criteria.map((c) => compileCriterion(sql, c, scope, baseUrl)),
+    sql` and `,
+  )
 }
 
 type ParamCriterion = Extract<Criterion, { kind: 'param' }>
@@ -97,21 +101,31 @@ function patientCodeDriver(onRows: ParamCriterion[], driver: ParamCriterion, bas
   return patient !== undefined && token ? { token, patient } : undefined
 }
 
-function drive(sql: Sql, driver: ParamCriterion, patient: string | undefined, onRows: ParamCriterion[], criteria: Criterion[], scope: Scope & { type: string }, baseUrl: string): Fragment {
+function drive(
+  sql: Sql,
+  driver: ParamCriterion,
+  patient: string | undefined,
+  onRows: ParamCriterion[],
+  criteria: Criterion[],
+  scope: Scope & { type: string },
+  baseUrl: string,
+): Fragment {
   const type = scope.type
   const { table, match } = paramRows(sql, driver.def, driver.modifier, driver.values, scope, baseUrl)
-  const rowsOf = (ofPatient: Fragment) => sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and ${codeMatch(sql, driver.def)} and (${match}) ${ofPatient}`
+  const rowsOf = (ofPatient: Fragment) =>
+    sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and ${codeMatch(sql, driver.def)} and (${match}) ${ofPatient}`
   // Two ranges of the lookup index: `patient in (x, '*')` would be a filter, not an index condition.
-  const driverRows =
-    patient === undefined ? rowsOf(sql``) : sql`${rowsOf(sql`and i.patient = ${patient}`)} union all ${rowsOf(sql`and i.patient = '*'`)}`
+  const driverRows = patient === undefined ? rowsOf(sql``) : sql`${rowsOf(sql`and i.patient = ${patient}`)} union all ${rowsOf(sql`and i.patient = '*'`)}`
   // Each other criterion is a probe per candidate (OFFSET 0 keeps the EXISTS a subplan: joined instead,
   // a generic plan's row guesses could scan all rows of a code per candidate). It names every column,
   // res_type too, so that it is one descent of an index holding them all: the reference lookup ends
   // with rid, the token rid key starts with it (sql/migrations/0015_token_index_shape.sql).
-  const nested = onRows.filter((c) => c !== driver).map((c) => {
-    const rows = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
-    return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and ${codeMatch(sql, c.def)} and (${rows.match}) offset 0)`
-  })
+  const nested = onRows
+    .filter((c) => c !== driver)
+    .map((c) => {
+      const rows = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
+      return sql`exists (select 1 from ${sql(rows.table)} i where i.rid = c.rid and i.res_type = ${type} and ${codeMatch(sql, c.def)} and (${rows.match}) offset 0)`
+    })
   const rest = criteria.filter((c) => !onRows.includes(c as ParamCriterion))
   const candidates = sql`${sql(scope.alias)}.rid in (
     select c.rid from (${driverRows}) c
@@ -157,7 +171,11 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
           and ${compileCriterion(sql, c.inner, { alias: `r${scope.depth + 1}`, type: c.sourceType, depth: scope.depth + 1 }, baseUrl)})`
     }
     case 'or':
-      return sql`(${join(sql, c.any.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` or `)})`
+      return sql`(${join(
+        sql,
+        c.any.map((x) => compileCriterion(sql, x, scope, baseUrl)),
+        sql` or `,
+      )})`
     case 'compartment': {
       // One range of the reference lookup (target_id, target_type, code, res_type, rid) per parameter,
       // then the resource rows of those rids: an OR of one EXISTS per parameter could only be checked
@@ -167,7 +185,11 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
         where i.target_id = ${c.id} and i.target_type = ${c.compartmentType} and i.code = any(${c.codes}::text[]) ${types})`
     }
     case 'and':
-      return sql`(${join(sql, c.all.map((x) => compileCriterion(sql, x, scope, baseUrl)), sql` and `)})`
+      return sql`(${join(
+        sql,
+        c.all.map((x) => compileCriterion(sql, x, scope, baseUrl)),
+        sql` and `,
+      )})`
     case 'not':
       return sql`not (${compileCriterion(sql, c.inner, scope, baseUrl)})`
     case 'compare': {
@@ -230,7 +252,13 @@ function compileLastUpdated(sql: Sql, modifier: string | undefined, values: stri
  */
 export function codeMatch(sql: Sql, def: SearchParamDef): Fragment {
   const codes = storedCodes(def)
-  return codes.length === 1 ? sql`i.code = ${codes[0]}` : sql`(${join(sql, codes.map((c) => sql`i.code = ${c}`), sql` or `)})`
+  return codes.length === 1
+    ? sql`i.code = ${codes[0]}`
+    : sql`(${join(
+        sql,
+        codes.map((c) => sql`i.code = ${c}`),
+        sql` or `,
+      )})`
 }
 
 function unsupported(def: SearchParamDef): AppError {

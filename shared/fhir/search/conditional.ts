@@ -44,8 +44,7 @@ export function parseMatchUrl(type: string, matchUrl: string | URLSearchParams):
     const s = matchUrl.trim()
     const q = s.indexOf('?')
     const prefix = q >= 0 ? s.slice(0, q).replace(/^\//, '') : ''
-    if (prefix !== '' && prefix !== type)
-      throw invalid(`Invalid match URL "${s}": it names resource type "${prefix}" but this request is for "${type}"`)
+    if (prefix !== '' && prefix !== type) throw invalid(`Invalid match URL "${s}": it names resource type "${prefix}" but this request is for "${type}"`)
     const query = q >= 0 ? s.slice(q + 1) : s
     if (/\s/.test(query)) throw invalid(`HAPI-1744: Failed to parse match URL[${s}] - URL is invalid (must not contain spaces)`)
     raw = new URLSearchParams(query.replaceAll('+', '%2B'))
@@ -91,7 +90,13 @@ export async function resolveConditional(w: WriteTx, ctx: FhirContext, type: str
  * Here the same search runs again, restricted to the new resource, over the index rows the write just
  * added in this transaction; throwing rolls the write back.
  */
-export async function assertMatchesOwnUrl(w: WriteTx, ctx: FhirContext, match: ConditionalMatch, id: string, op: 'create' | 'update' = 'create'): Promise<void> {
+export async function assertMatchesOwnUrl(
+  w: WriteTx,
+  ctx: FhirContext,
+  match: ConditionalMatch,
+  id: string,
+  op: 'create' | 'update' = 'create',
+): Promise<void> {
   const idDef = searchParamFor(match.url.type, '_id') as SearchParamDef
   const query: SearchQuery = { ...match.query, criteria: [...match.query.criteria, { kind: 'param', def: idDef, values: [id] }] }
   const found = await matchIds(txSql(w), query, ctx.baseUrl, 1)
@@ -112,7 +117,10 @@ export async function multipleMatches(
 ): Promise<AppError> {
   const n = (await matchIds(txSql(w), match.query, ctx.baseUrl, MAX_COUNTED)).length
   const count = n >= MAX_COUNTED ? `${MAX_COUNTED} or more` : String(n)
-  return new AppError('precondition-failed', `${code}: Failed to ${op} resource with match URL "${match.url.text}" because this search matched ${count} resources`)
+  return new AppError(
+    'precondition-failed',
+    `${code}: Failed to ${op} resource with match URL "${match.url.text}" because this search matched ${count} resources`,
+  )
 }
 
 const MAX_COUNTED = 100

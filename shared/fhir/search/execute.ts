@@ -49,7 +49,14 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   if (scan) keys[0] = { expr: scan.key, desc: scan.desc }
   const terms = keys.map((k, n) => (n === 0 && scan ? scan.order(reverse) : orderTerm(sql, k, reverse)))
   const order = join(sql, [...terms, reverse ? sql`${sql(ROW)}.rid desc` : sql`${sql(ROW)}.rid asc`], sql`, `)
-  const keyCols = keys.length > 0 ? sql`, ${join(sql, keys.map((k, n) => sql`${k.expr} as ${sql(`k${n}`)}`), sql`, `)}` : sql``
+  const keyCols =
+    keys.length > 0
+      ? sql`, ${join(
+          sql,
+          keys.map((k, n) => sql`${k.expr} as ${sql(`k${n}`)}`),
+          sql`, `,
+        )}`
+      : sql``
   const rows = await sql<any[]>`
     select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.content
       ${keyCols}
@@ -173,4 +180,3 @@ function keyText(v: unknown): string | null {
 export function toMatch(r: any): SearchMatch {
   return { rid: r.rid, type: r.res_type, id: r.id, content: r.content }
 }
-

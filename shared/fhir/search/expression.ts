@@ -5,9 +5,7 @@ import { isResourceType } from '../definitions/resource-types'
 
 /** `(X as T)`, `X as T` and `X.as(T)` become `X.ofType(T)`. */
 export function rewriteAs(expression: string): string {
-  return expression
-    .replace(/\.as\(\s*([A-Za-z]+)\s*\)/g, '.ofType($1)')
-    .replace(/([A-Za-z_%][\w.%]*)\s+as\s+([A-Za-z]+)\b/g, '$1.ofType($2)')
+  return expression.replace(/\.as\(\s*([A-Za-z]+)\s*\)/g, '.ofType($1)').replace(/([A-Za-z_%][\w.%]*)\s+as\s+([A-Za-z]+)\b/g, '$1.ofType($2)')
 }
 
 /** Splits at the top-level `|` operators, leaving those inside parentheses and string literals. */

@@ -30,7 +30,9 @@ describe('extraction on real data', () => {
     }
     const seconds = (performance.now() - start) / 1000
     const perSecond = Math.round(synthea.length / seconds)
-    console.log(`synthea-smart: ${synthea.length} resources in ${seconds.toFixed(2)} s = ${perSecond} resources/s, ${(rows / synthea.length).toFixed(1)} rows per resource`)
+    console.log(
+      `synthea-smart: ${synthea.length} resources in ${seconds.toFixed(2)} s = ${perSecond} resources/s, ${(rows / synthea.length).toFixed(1)} rows per resource`,
+    )
     expect(rows).toBeGreaterThan(synthea.length * 5)
     expect(perSecond).toBeGreaterThan(1000) // the target is far higher; this only catches a fall to fhirpath.js
   })

@@ -207,7 +207,11 @@ describe('extractIndexes: other types', () => {
   test('Condition onset[x] as dateTime or Period for onset-date; onset-age from Age', () => {
     const dt = extractIndexes({ resourceType: 'Condition', subject: { reference: 'Patient/p1' }, onsetDateTime: '2019-03' })
     expect(rowsOf(dt, 'date', 'onset-date')).toEqual([{ lo: '2019-03-01T00:00:00.000Z', hi: '2019-03-31T23:59:59.999Z' }])
-    const age = extractIndexes({ resourceType: 'Condition', subject: { reference: 'Patient/p1' }, onsetAge: { value: 52, system: 'http://unitsofmeasure.org', code: 'a' } })
+    const age = extractIndexes({
+      resourceType: 'Condition',
+      subject: { reference: 'Patient/p1' },
+      onsetAge: { value: 52, system: 'http://unitsofmeasure.org', code: 'a' },
+    })
     expect(rowsOf(age, 'date', 'onset-date')).toEqual([])
     expect(rowsOf(age, 'quantity', 'onset-age')).toEqual([{ value: 52, lo: 51.5, hi: 52.5, system: 'http://unitsofmeasure.org', unitCode: 'a', unit: null }])
   })

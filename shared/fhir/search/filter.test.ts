@@ -33,8 +33,14 @@ describe('parseFilter', () => {
   })
 
   test('and binds tighter than or; chains flatten', () => {
-    expect(parseFilter('a eq 1 or b eq 2 and c eq 3')).toEqual({ kind: 'or', any: [c('a', 'eq', '1'), { kind: 'and', all: [c('b', 'eq', '2'), c('c', 'eq', '3')] }] })
-    expect(parseFilter('a eq 1 and b eq 2 or c eq 3')).toEqual({ kind: 'or', any: [{ kind: 'and', all: [c('a', 'eq', '1'), c('b', 'eq', '2')] }, c('c', 'eq', '3')] })
+    expect(parseFilter('a eq 1 or b eq 2 and c eq 3')).toEqual({
+      kind: 'or',
+      any: [c('a', 'eq', '1'), { kind: 'and', all: [c('b', 'eq', '2'), c('c', 'eq', '3')] }],
+    })
+    expect(parseFilter('a eq 1 and b eq 2 or c eq 3')).toEqual({
+      kind: 'or',
+      any: [{ kind: 'and', all: [c('a', 'eq', '1'), c('b', 'eq', '2')] }, c('c', 'eq', '3')],
+    })
     expect(parseFilter('a eq 1 and b eq 2 and c eq 3')).toEqual({ kind: 'and', all: [c('a', 'eq', '1'), c('b', 'eq', '2'), c('c', 'eq', '3')] })
   })
 
@@ -51,7 +57,10 @@ describe('parseFilter', () => {
       kind: 'and',
       all: [{ kind: 'not', inner: { kind: 'or', any: [c('a', 'eq', '1'), c('b', 'eq', '2')] } }, c('c', 'eq', '3')],
     })
-    expect(parseFilter('a eq 1 or not(not(b eq 2))')).toEqual({ kind: 'or', any: [c('a', 'eq', '1'), { kind: 'not', inner: { kind: 'not', inner: c('b', 'eq', '2') } }] })
+    expect(parseFilter('a eq 1 or not(not(b eq 2))')).toEqual({
+      kind: 'or',
+      any: [c('a', 'eq', '1'), { kind: 'not', inner: { kind: 'not', inner: c('b', 'eq', '2') } }],
+    })
   })
 
   test('quoted values: JSON escapes, spaces, parentheses and keywords inside', () => {
@@ -107,7 +116,13 @@ describe('filterCriterion', () => {
     expect(cr).toEqual({
       kind: 'and',
       all: [
-        { kind: 'or', any: [{ kind: 'compare', def: def('Patient', 'family'), op: 'eq', value: 'Smith' }, { kind: 'compare', def: def('Patient', 'family'), op: 'eq', value: 'Jones' }] },
+        {
+          kind: 'or',
+          any: [
+            { kind: 'compare', def: def('Patient', 'family'), op: 'eq', value: 'Smith' },
+            { kind: 'compare', def: def('Patient', 'family'), op: 'eq', value: 'Jones' },
+          ],
+        },
         { kind: 'not', inner: { kind: 'compare', def: def('Patient', 'gender'), op: 'eq', value: 'male' } },
       ],
     })
@@ -174,12 +189,23 @@ describe('comparisonPredicate', () => {
   test('date, number and quantity hand the operator to their handler as the value prefix', () => {
     const seen: string[] = []
     const fake: ParamHandler = { table: 'idx_x', modifiers: new Set(), predicate: (_sql, value) => (seen.push(value), undefined as any) }
-    for (const [type, code] of [['Patient', 'birthdate'], ['RiskAssessment', 'probability'], ['Observation', 'value-quantity']] as const) {
+    for (const [type, code] of [
+      ['Patient', 'birthdate'],
+      ['RiskAssessment', 'probability'],
+      ['Observation', 'value-quantity'],
+    ] as const) {
       const def = searchParamFor(type, code) as SearchParamDef
       comparisonPredicate(undefined as unknown as Sql, fake, 'ge', '2020', { def, resType: type, baseUrl: '' })
       comparisonPredicate(undefined as unknown as Sql, fake, 'ap', '5.4|http://unitsofmeasure.org|mg', { def, resType: type, baseUrl: '' })
     }
-    expect(seen).toEqual(['ge2020', 'ap5.4|http://unitsofmeasure.org|mg', 'ge2020', 'ap5.4|http://unitsofmeasure.org|mg', 'ge2020', 'ap5.4|http://unitsofmeasure.org|mg'])
+    expect(seen).toEqual([
+      'ge2020',
+      'ap5.4|http://unitsofmeasure.org|mg',
+      'ge2020',
+      'ap5.4|http://unitsofmeasure.org|mg',
+      'ge2020',
+      'ap5.4|http://unitsofmeasure.org|mg',
+    ])
   })
 })
 
@@ -197,10 +223,27 @@ const RESOURCES: any[] = [
     name: [{ family: 'Smith', given: ['John'] }],
     gender: 'male',
     birthDate: '1980-05-01',
-    identifier: [{ system: 'http://x', value: '1' }, { system: 'http://y', value: '9' }],
+    identifier: [
+      { system: 'http://x', value: '1' },
+      { system: 'http://y', value: '9' },
+    ],
   },
-  { resourceType: 'Patient', id: 'p2', name: [{ family: 'Smithson', given: ['Jane'] }], gender: 'female', birthDate: '1990-01-01', identifier: [{ system: 'http://x', value: '2' }] },
-  { resourceType: 'Patient', id: 'p3', name: [{ family: 'Jones', given: ['Anna'] }], gender: 'female', birthDate: '2001-07-04', identifier: [{ system: 'http://y', value: '1' }] },
+  {
+    resourceType: 'Patient',
+    id: 'p2',
+    name: [{ family: 'Smithson', given: ['Jane'] }],
+    gender: 'female',
+    birthDate: '1990-01-01',
+    identifier: [{ system: 'http://x', value: '2' }],
+  },
+  {
+    resourceType: 'Patient',
+    id: 'p3',
+    name: [{ family: 'Jones', given: ['Anna'] }],
+    gender: 'female',
+    birthDate: '2001-07-04',
+    identifier: [{ system: 'http://y', value: '1' }],
+  },
   { resourceType: 'Patient', id: 'p4', name: [{ family: 'Müller', given: ['Ëlse'] }] },
   {
     resourceType: 'Observation',

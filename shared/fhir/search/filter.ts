@@ -42,7 +42,16 @@ const NAME_CHAR = /[A-Za-z0-9_:-]/
 const KNOWN_START = /[A-Za-z0-9_".()[\]]/
 const WHITESPACE = /\s/
 // A JSON string's escapes. https://hl7.org/fhir/R4/search_filter.html#string
-const ESCAPES = new Map([['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']])
+const ESCAPES = new Map([
+  ['"', '"'],
+  ['\\', '\\'],
+  ['/', '/'],
+  ['b', '\b'],
+  ['f', '\f'],
+  ['n', '\n'],
+  ['r', '\r'],
+  ['t', '\t'],
+])
 
 /**
  * The criterion of one `_filter` value; undefined for a blank one (ignored, as HAPI ignores empty

@@ -75,7 +75,13 @@ export function extractedCtes(tx: TxSql, x: ExtractedRows, superseded: string[],
   if (!keep) return indexCtes(tx, superseded, x.rows, x.text, fulltext)
   const rows = emptyKeyed()
   for (const k of Object.keys(x.rows) as (keyof IndexRows)[]) (rows[k] as Keyed<unknown>[]) = (x.rows[k] as Keyed<unknown>[]).filter((r) => keep.has(r.rid))
-  return indexCtes(tx, superseded.filter((rid) => keep.has(rid)), rows, x.text.filter((t) => keep.has(t.rid)), fulltext)
+  return indexCtes(
+    tx,
+    superseded.filter((rid) => keep.has(rid)),
+    rows,
+    x.text.filter((t) => keep.has(t.rid)),
+    fulltext,
+  )
 }
 
 function emptyKeyed(): { [K in keyof IndexRows]: Keyed<IndexRows[K][number]>[] } {
@@ -93,7 +99,8 @@ function indexCtes(
   const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
   const parts: Fragment[] = []
   if (superseded.length > 0) {
-    for (const table of INDEX_TABLES) if (fulltext || table !== 'idx_fulltext') parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
+    for (const table of INDEX_TABLES)
+      if (fulltext || table !== 'idx_fulltext') parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
   }
   // Only tables that get rows appear, so a plain create has few plan nodes. Each table's rows travel as
   // one text parameter per column (text-columns.ts), cast here to the column types.
@@ -163,8 +170,18 @@ function compositeColumns(row: Keyed<CompositeRow>): CompositeColumns | undefine
   const second = row.parts[1]
   const s = second.row as any
   const out: CompositeColumns = {
-    rid: row.rid, resType: row.resType, code: row.code, system1: first.system, value1: first.value,
-    system2: null, value2: null, lo2: null, hi2: null, unit2: null, dlo2: null, dhi2: null,
+    rid: row.rid,
+    resType: row.resType,
+    code: row.code,
+    system1: first.system,
+    value1: first.value,
+    system2: null,
+    value2: null,
+    lo2: null,
+    hi2: null,
+    unit2: null,
+    dlo2: null,
+    dhi2: null,
   }
   switch (second.type) {
     case 'token':

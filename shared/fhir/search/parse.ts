@@ -12,9 +12,24 @@ import { filterCriterion } from './filter'
 
 /** Result and control parameters: not criteria. */
 const RESULT_PARAMS = new Set([
-  '_count', '_sort', '_include', '_revinclude', '_total', '_summary', '_elements', '_format', '_pretty',
-  '_type', '_getpages', '_getpagesoffset', '_bundletype', '_elements:exclude', '_include:iterate',
-  '_include:recurse', '_revinclude:iterate', '_revinclude:recurse',
+  '_count',
+  '_sort',
+  '_include',
+  '_revinclude',
+  '_total',
+  '_summary',
+  '_elements',
+  '_format',
+  '_pretty',
+  '_type',
+  '_getpages',
+  '_getpagesoffset',
+  '_bundletype',
+  '_elements:exclude',
+  '_include:iterate',
+  '_include:recurse',
+  '_revinclude:iterate',
+  '_revinclude:recurse',
 ])
 
 const MAX_CHAIN_DEPTH = 3
@@ -41,10 +56,12 @@ export function parseSearch(types: string[], query: URLSearchParams, opts: Parse
       const rev = key.startsWith('_revinclude')
       const mod = key.slice(rev ? 11 : 8)
       if (mod !== '' && mod !== ':iterate' && mod !== ':recurse') throw invalid(`Invalid ${key} parameter`)
-      if (value.includes(',')) throw invalid(`HAPI-0479: 'OR' query parameters (values containing ',') are not supported in ${rev ? '_revinclude' : '_include'} parameters`)
+      if (value.includes(','))
+        throw invalid(`HAPI-0479: 'OR' query parameters (values containing ',') are not supported in ${rev ? '_revinclude' : '_include'} parameters`)
       ;(rev ? revinclude : include).push(parseInclude(value, mod !== '', rev ? '_revinclude' : '_include'))
     } else if (key === '_total') {
-      if (value !== 'none' && value !== 'estimate' && value !== 'accurate') throw invalid(`Invalid _total value "${value}": expected none, estimate or accurate`)
+      if (value !== 'none' && value !== 'estimate' && value !== 'accurate')
+        throw invalid(`Invalid _total value "${value}": expected none, estimate or accurate`)
       total = value
     } else if (key === '_contained' || key === '_containedType') {
       throw new AppError('not-allowed', `HAPI-2476: ${key} is not supported on this server`)
@@ -103,10 +120,21 @@ function idCriterion(type: string, value: string): Criterion {
 }
 
 // subject.name=x, subject:Patient.name=x, subject:Patient.organization.name=x (at most 3 links).
-function parseChain(types: string[], def: SearchParamDef, modifier: string | undefined, rest: string, value: string, depth: number, opts: ParseOptions): Criterion {
+function parseChain(
+  types: string[],
+  def: SearchParamDef,
+  modifier: string | undefined,
+  rest: string,
+  value: string,
+  depth: number,
+  opts: ParseOptions,
+): Criterion {
   if (def.type !== 'reference')
-    throw invalid(`Invalid search parameter "${def.code}.${rest}". Parameter contains a chain (${rest}) and chains are not supported for this parameter (chaining is only allowed on reference parameters)`)
-  if (depth >= MAX_CHAIN_DEPTH) throw invalid(`HAPI-2007: The search chain ${def.code}.${rest} is too long. Only chains up to ${MAX_CHAIN_DEPTH} links are supported.`)
+    throw invalid(
+      `Invalid search parameter "${def.code}.${rest}". Parameter contains a chain (${rest}) and chains are not supported for this parameter (chaining is only allowed on reference parameters)`,
+    )
+  if (depth >= MAX_CHAIN_DEPTH)
+    throw invalid(`HAPI-2007: The search chain ${def.code}.${rest} is too long. Only chains up to ${MAX_CHAIN_DEPTH} links are supported.`)
   if (modifier && !isResourceType(modifier)) throw invalid(`Invalid chain: "${modifier}" is not a resource type`)
   const candidates = modifier ? [modifier] : def.targets.length > 0 ? def.targets : []
   if (candidates.length === 0) throw invalid(`Unable to chain "${def.code}": its target type is not known; name it as ${def.code}:[type].${rest}`)
@@ -140,24 +168,27 @@ function parseHas(types: string[], key: string, value: string, depth: number, op
 function parseInclude(value: string, iterate: boolean, name: string): IncludeSpec {
   if (value === '*') return { sourceType: '*', code: '*', iterate }
   const [sourceType, code, targetType, extra] = value.split(':')
-  if (!sourceType || !code || extra !== undefined || !isResourceType(sourceType))
-    throw invalid(`HAPI-0431: Invalid ${name} parameter value: "${value}"`)
+  if (!sourceType || !code || extra !== undefined || !isResourceType(sourceType)) throw invalid(`HAPI-0431: Invalid ${name} parameter value: "${value}"`)
   if (code !== '*') {
     const def = searchParamFor(sourceType, code)
-    if (!def || def.type !== 'reference') throw invalid(`HAPI-0431: Invalid ${name} parameter value: "${value}": ${code} is not a reference parameter of ${sourceType}`)
+    if (!def || def.type !== 'reference')
+      throw invalid(`HAPI-0431: Invalid ${name} parameter value: "${value}": ${code} is not a reference parameter of ${sourceType}`)
   }
   if (targetType !== undefined && !isResourceType(targetType)) throw invalid(`HAPI-0431: Invalid ${name} parameter value: "${value}"`)
   return { sourceType, code, targetType, iterate }
 }
 
 function parseSort(types: string[], value: string): SortSpec[] {
-  return value.split(',').filter(Boolean).map((part) => {
-    const desc = part.startsWith('-')
-    const code = desc ? part.slice(1) : part
-    if (code === '_id' || code === '_lastUpdated') return { code, desc }
-    const def = types.map((t) => searchParamFor(t, code)).find(Boolean)
-    if (!def || def.common === 'control' || def.common === 'fulltext' || def.type === 'composite' || def.type === 'special')
-      throw invalid(`HAPI-1437: Unknown _sort parameter value "${code}" for resource type "${types.join(',')}"`)
-    return { code, def, desc }
-  })
+  return value
+    .split(',')
+    .filter(Boolean)
+    .map((part) => {
+      const desc = part.startsWith('-')
+      const code = desc ? part.slice(1) : part
+      if (code === '_id' || code === '_lastUpdated') return { code, desc }
+      const def = types.map((t) => searchParamFor(t, code)).find(Boolean)
+      if (!def || def.common === 'control' || def.common === 'fulltext' || def.type === 'composite' || def.type === 'special')
+        throw invalid(`HAPI-1437: Unknown _sort parameter value "${code}" for resource type "${types.join(',')}"`)
+      return { code, def, desc }
+    })
 }

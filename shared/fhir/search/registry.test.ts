@@ -10,10 +10,11 @@ const official: any[] = JSON.parse(readFileSync(dataPath('r4-search-parameters.j
 
 function officialByBase(): Map<string, Map<string, string>> {
   const out = new Map<string, Map<string, string>>()
-  for (const sp of official) for (const base of sp.base) {
-    if (!out.has(base)) out.set(base, new Map())
-    out.get(base)!.set(sp.code, sp.type)
-  }
+  for (const sp of official)
+    for (const base of sp.base) {
+      if (!out.has(base)) out.set(base, new Map())
+      out.get(base)!.set(sp.code, sp.type)
+    }
   return out
 }
 
@@ -34,7 +35,9 @@ describe('registry', () => {
       total += own.length
       officialTotal += expected.size
     }
-    console.log(`registry: ${total} type-specific parameters over ${resourceTypes().length} types (official bundle, counted per base: ${officialTotal}, from ${official.length} SearchParameter resources)`)
+    console.log(
+      `registry: ${total} type-specific parameters over ${resourceTypes().length} types (official bundle, counted per base: ${officialTotal}, from ${official.length} SearchParameter resources)`,
+    )
     expect(total).toBe(officialTotal)
   })
 
@@ -101,10 +104,11 @@ describe('registry', () => {
 describe('union parameters', () => {
   test('exactly the Observation combo parameters are unions of others, and of which', () => {
     const unions: string[] = []
-    for (const t of searchableTypes()) for (const [code, def] of searchParamsFor(t)) {
-      const members = unionMembers(def)
-      if (members) unions.push(`${t}.${code} = ${[...members].sort().join(' + ')}`)
-    }
+    for (const t of searchableTypes())
+      for (const [code, def] of searchParamsFor(t)) {
+        const members = unionMembers(def)
+        if (members) unions.push(`${t}.${code} = ${[...members].sort().join(' + ')}`)
+      }
     expect(unions.sort()).toEqual([
       'Observation.combo-code = code + component-code',
       'Observation.combo-code-value-concept = code-value-concept + component-code-value-concept',

@@ -64,7 +64,14 @@ const COMMON_KIND: Record<string, CommonKind> = {
 const SYNTHETIC: Omit<SearchParamDef, 'base'>[] = [
   { code: '_has', type: 'special', targets: [], url: 'http://hl7.org/fhir/R4/search.html#has', common: 'control', description: 'Reverse chaining' },
   { code: '_list', type: 'special', targets: [], url: 'http://hl7.org/fhir/R4/search.html#list', common: 'control', description: 'Resources in a List' },
-  { code: '_type', type: 'token', targets: [], url: 'http://hl7.org/fhir/R4/search.html#type', common: 'control', description: 'Resource types of a system search' },
+  {
+    code: '_type',
+    type: 'token',
+    targets: [],
+    url: 'http://hl7.org/fhir/R4/search.html#type',
+    common: 'control',
+    description: 'Resource types of a system search',
+  },
   { code: '_filter', type: 'special', targets: [], url: 'http://hl7.org/fhir/R4/search_filter.html', common: 'control', description: 'Filter expression' },
 ]
 
@@ -137,7 +144,12 @@ function unionsOf(byType: Map<string, Map<string, SearchParamDef>>): Map<SearchP
       if (covered.size === parts.length && members.length > 1) found.set(def, members)
     }
     // A member that is itself a union stores no rows: a parameter over one keeps its own rows instead.
-    for (const [def, members] of found) if (!members.some((m) => found.has(m))) out.set(def, members.map((m) => m.code))
+    for (const [def, members] of found)
+      if (!members.some((m) => found.has(m)))
+        out.set(
+          def,
+          members.map((m) => m.code),
+        )
   }
   return out
 }
@@ -200,8 +212,7 @@ function basesOf(bases: string[]): string[] {
     if (base === 'Resource') for (const t of resourceTypes()) out.add(t)
     else if (base === 'DomainResource') {
       for (const t of resourceTypes()) if (!NOT_DOMAIN.has(t)) out.add(t)
-    }
-    else if (isResourceType(base)) out.add(base)
+    } else if (isResourceType(base)) out.add(base)
   }
   return [...out]
 }

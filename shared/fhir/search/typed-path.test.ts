@@ -9,7 +9,10 @@ describe('typed paths', () => {
     resourceType: 'Observation',
     effectiveDateTime: '2020-01-01',
     valueQuantity: { value: 1 },
-    component: [{ code: { text: 'a' }, valueString: 'x' }, { code: { text: 'b' }, valueQuantity: { value: 2 } }],
+    component: [
+      { code: { text: 'a' }, valueString: 'x' },
+      { code: { text: 'b' }, valueQuantity: { value: 2 } },
+    ],
     subject: { reference: 'Group/1' },
   }
 
@@ -32,7 +35,12 @@ describe('typed paths', () => {
     expect(values('(Observation.value.ofType(Quantity)).value', 'Observation', obs)).toEqual([['decimal', 1]])
     expect(values('Observation.subject.where(resolve() is Patient)', 'Observation', obs)).toEqual([])
     expect(values('Observation.subject.where(resolve() is Group)', 'Observation', obs)).toEqual([['Reference', { reference: 'Group/1' }]])
-    const p = { telecom: [{ system: 'phone', value: '1' }, { system: 'email', value: 'e' }] }
+    const p = {
+      telecom: [
+        { system: 'phone', value: '1' },
+        { system: 'email', value: 'e' },
+      ],
+    }
     expect(values("Patient.telecom.where(system='email')", 'Patient', p)).toEqual([['ContactPoint', { system: 'email', value: 'e' }]])
   })
 
@@ -43,7 +51,13 @@ describe('typed paths', () => {
   })
 
   test('anything else is left to fhirpath.js', () => {
-    for (const expr of ['Bundle.entry[0].resource', 'Patient.deceased.exists() and Patient.deceased != false', '%resource.x', 'Patient.nope', 'Observation.code.first()']) {
+    for (const expr of [
+      'Bundle.entry[0].resource',
+      'Patient.deceased.exists() and Patient.deceased != false',
+      '%resource.x',
+      'Patient.nope',
+      'Observation.code.first()',
+    ]) {
       expect(compileTypedPath(expr, expr.split('.')[0]!)).toBeUndefined()
     }
   })

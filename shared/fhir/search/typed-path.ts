@@ -22,9 +22,7 @@ interface Accessor {
   element: ElementDef
 }
 
-type Op =
-  | { kind: 'child'; byType: Map<string, Accessor[]> }
-  | { kind: 'filter'; test: (n: TypedValue) => boolean }
+type Op = { kind: 'child'; byType: Map<string, Accessor[]> } | { kind: 'filter'; test: (n: TypedValue) => boolean }
 
 export type PathEvaluator = (focus: unknown, focusType: string) => TypedValue[]
 

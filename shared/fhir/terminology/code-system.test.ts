@@ -9,7 +9,13 @@ test('nested concepts, parent and child properties form one hierarchy with short
     content: 'complete',
     concept: [
       { code: 'A', concept: [{ code: 'B', concept: [{ code: 'C' }] }] },
-      { code: 'D', property: [{ code: 'parent', valueCode: 'A' }, { code: 'child', valueCode: 'C' }] },
+      {
+        code: 'D',
+        property: [
+          { code: 'parent', valueCode: 'A' },
+          { code: 'child', valueCode: 'C' },
+        ],
+      },
     ],
   }
   // C has two parents (B by nesting, D by D's child property); A reaches it at depth 2 either way
@@ -20,7 +26,14 @@ test('a cycle, a self-parent and a parent outside the system do not loop or inve
   const cs = {
     url: 'http://x',
     concept: [
-      { code: 'A', property: [{ code: 'parent', valueCode: 'B' }, { code: 'parent', valueCode: 'A' }, { code: 'parent', valueCode: 'ZZ' }] },
+      {
+        code: 'A',
+        property: [
+          { code: 'parent', valueCode: 'B' },
+          { code: 'parent', valueCode: 'A' },
+          { code: 'parent', valueCode: 'ZZ' },
+        ],
+      },
       { code: 'B', property: [{ code: 'subsumedBy', valueCode: 'A' }] },
     ],
   }

@@ -98,8 +98,12 @@ function filterCondition(sql: Sql, csId: string, f: any): Fragment {
   const op = String(f?.op ?? '')
   const value = String(f?.value ?? '')
   const onCode = prop === 'concept' || prop === 'code'
-  const below = (self: boolean) => sql`c.code in (select descendant from term_closure where cs_id = ${csId} and ancestor = ${value} ${self ? sql`` : sql`and depth > 0`})`
-  const list = value.split(',').map((v) => v.trim()).filter(Boolean)
+  const below = (self: boolean) =>
+    sql`c.code in (select descendant from term_closure where cs_id = ${csId} and ancestor = ${value} ${self ? sql`` : sql`and depth > 0`})`
+  const list = value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean)
   const field = onCode ? sql`c.code` : prop === 'display' ? sql`c.display` : undefined
   switch (op) {
     case 'is-a':

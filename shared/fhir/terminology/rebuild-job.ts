@@ -8,6 +8,5 @@ export const TERMINOLOGY_JOB_KIND = 'reindex-terminology'
 
 export const TerminologyRebuildJobKind: AdminJobKind<Record<string, never>> = {
   kind: TERMINOLOGY_JOB_KIND,
-  run: (run): Promise<RebuildResult> =>
-    rebuildTerminology(run.sql, ({ processed, total }, tx) => run.checkpoint({ cursor: undefined, processed, total }, tx)),
+  run: (run): Promise<RebuildResult> => rebuildTerminology(run.sql, ({ processed, total }, tx) => run.checkpoint({ cursor: undefined, processed, total }, tx)),
 }

@@ -16,7 +16,9 @@ function dataDir(name: string): string {
 
 function readJsonFiles(name: string): [string, any][] {
   const dir = dataDir(name)
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
   return files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8'))])
 }
 
@@ -76,6 +78,8 @@ describe('Synthea', () => {
       ms = Math.min(ms, performance.now() - start)
       expect(issues).toBe(0)
     }
-    console.log(`validate: ${resources.length} Synthea resources in ${ms.toFixed(1)} ms = ${Math.round((resources.length / ms) * 1000)} resources/s (one thread)`)
+    console.log(
+      `validate: ${resources.length} Synthea resources in ${ms.toFixed(1)} ms = ${Math.round((resources.length / ms) * 1000)} resources/s (one thread)`,
+    )
   })
 })

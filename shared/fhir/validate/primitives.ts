@@ -22,8 +22,7 @@ function integerIn(min: number, message: string): PrimitiveCheck {
 }
 
 // string, markdown: any JSON string but the empty one (JSON has no empty values).
-const checkString: PrimitiveCheck = (v) =>
-  typeof v !== 'string' ? 'must be a JSON string' : v.length === 0 ? 'must not be an empty string' : undefined
+const checkString: PrimitiveCheck = (v) => (typeof v !== 'string' ? 'must be a JSON string' : v.length === 0 ? 'must not be an empty string' : undefined)
 
 // code: "[^\s]+(\s[^\s]+)*": no leading, trailing or doubled whitespace.
 const checkCode: PrimitiveCheck = (v) => {
@@ -31,7 +30,9 @@ const checkCode: PrimitiveCheck = (v) => {
   const n = v.length
   if (n === 0) return 'must not be an empty string'
   if (isSpace(v.charCodeAt(0)) || isSpace(v.charCodeAt(n - 1))) return 'must not have leading or trailing whitespace'
-  for (let i = 1; i < n; i++) if (isSpace(v.charCodeAt(i)) && (v.charCodeAt(i) !== 0x20 || isSpace(v.charCodeAt(i - 1)))) return 'must not contain consecutive whitespace or whitespace other than a single space'
+  for (let i = 1; i < n; i++)
+    if (isSpace(v.charCodeAt(i)) && (v.charCodeAt(i) !== 0x20 || isSpace(v.charCodeAt(i - 1))))
+      return 'must not contain consecutive whitespace or whitespace other than a single space'
   return undefined
 }
 

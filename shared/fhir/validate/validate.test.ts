@@ -27,7 +27,14 @@ describe('valid resources', () => {
         meta: { lastUpdated: '2024-01-02T03:04:05.678Z', profile: ['http://example.org/p'] },
         text: { status: 'generated', div: '<div xmlns="http://www.w3.org/1999/xhtml">Hi</div>' },
         active: true,
-        name: [{ use: 'official', family: 'Chalmers', given: ['Peter', null, 'James'], _given: [null, { extension: [{ url: 'http://x', valueString: 'x' }] }, null] }],
+        name: [
+          {
+            use: 'official',
+            family: 'Chalmers',
+            given: ['Peter', null, 'James'],
+            _given: [null, { extension: [{ url: 'http://x', valueString: 'x' }] }, null],
+          },
+        ],
         gender: 'male',
         _birthDate: { extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/data-absent-reason', valueCode: 'unknown' }] },
         deceasedBoolean: false,
@@ -172,7 +179,10 @@ describe('cardinality, choices, bindings', () => {
   })
 
   test('required binding inside a data type', () => {
-    expect(only(validateResource(patient({ telecom: [{ system: 'beeper', value: '1' }] })))).toEqual({ code: 'code-invalid', expression: ['Patient.telecom[0].system'] })
+    expect(only(validateResource(patient({ telecom: [{ system: 'beeper', value: '1' }] })))).toEqual({
+      code: 'code-invalid',
+      expression: ['Patient.telecom[0].system'],
+    })
   })
 
   test('a binding that cannot be expanded from the definitions is skipped', () => {
@@ -200,7 +210,10 @@ describe('primitive extensions', () => {
 
   test('_name must be an object, and an array for a repeating element', () => {
     expect(only(validateResource(patient({ _birthDate: 'x' })))).toEqual({ code: 'structure', expression: ['Patient.birthDate'] })
-    expect(only(validateResource(patient({ name: [{ given: ['a'], _given: { id: 'x' } }] })))).toEqual({ code: 'structure', expression: ['Patient.name[0].given'] })
+    expect(only(validateResource(patient({ name: [{ given: ['a'], _given: { id: 'x' } }] })))).toEqual({
+      code: 'structure',
+      expression: ['Patient.name[0].given'],
+    })
   })
 
   test('parallel arrays of different lengths', () => {
@@ -261,7 +274,10 @@ describe('extensions, narrative, nested resources', () => {
   })
 
   test('resourceType is only allowed on resources', () => {
-    expect(only(validateResource(patient({ name: [{ resourceType: 'HumanName' }] })))).toEqual({ code: 'structure', expression: ['Patient.name[0].resourceType'] })
+    expect(only(validateResource(patient({ name: [{ resourceType: 'HumanName' }] })))).toEqual({
+      code: 'structure',
+      expression: ['Patient.name[0].resourceType'],
+    })
   })
 })
 

@@ -21,8 +21,7 @@ export const DATE_MIN = '0001-01-01T00:00:00.000Z'
 export const DATE_MAX = '9999-12-31T23:59:59.999Z'
 
 // https://hl7.org/fhir/R4/datatypes.html#dateTime (instant is the same with seconds and zone required)
-const DATE_TIME =
-  /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/
+const DATE_TIME = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/
 
 /** The [lo, hi] range of a FHIR date, dateTime or instant (also a search value without prefix); undefined if malformed. */
 export function dateRange(text: string): [string, string] | undefined {

@@ -67,7 +67,8 @@ beforeAll(async () => {
   await put('Encounter', 'e1', { status: 'finished', class: { code: 'AMB' }, period: { start: '2021-01-01T08:00:00Z', end: '2021-01-01T17:00:00Z' } })
   await put('Encounter', 'e2', { status: 'finished', class: { code: 'IMP' }, period: { start: '2021-01-01', end: '2021-01-31' } })
 
-  const risk = (id: string, prediction: object) => put('RiskAssessment', id, { status: 'final', subject: { reference: 'Patient/p1' }, prediction: [prediction] })
+  const risk = (id: string, prediction: object) =>
+    put('RiskAssessment', id, { status: 'final', subject: { reference: 'Patient/p1' }, prediction: [prediction] })
   await risk('r1', { probabilityDecimal: 0.25 })
   await risk('r2', { probabilityDecimal: 0.5 })
   await risk('r3', { probabilityRange: { low: { value: 0.1 }, high: { value: 0.3 } } })
@@ -93,7 +94,10 @@ beforeAll(async () => {
   await obs('vs', { code: loinc('72166-2'), valueString: 'Never smoker' })
   await obs('vc', { code: loinc('72166-2'), valueCodeableConcept: { coding: [{ system: 'http://snomed.info/sct', code: '266919005' }] } })
   const usage = (id: string, value: object) =>
-    put('ValueSet', id, { status: 'active', useContext: [{ code: { system: 'http://terminology.hl7.org/CodeSystem/usage-context-type', code: 'age' }, ...value }] })
+    put('ValueSet', id, {
+      status: 'active',
+      useContext: [{ code: { system: 'http://terminology.hl7.org/CodeSystem/usage-context-type', code: 'age' }, ...value }],
+    })
   await usage('adults', { valueRange: { low: ucum(18, 'a'), high: ucum(65, 'a') } })
   await usage('thirty', { valueQuantity: ucum(30, 'a') })
 })
@@ -289,7 +293,8 @@ describe('quantity: Observation.value-quantity', () => {
 
   test('bad values are 400', async () => {
     expect((await rejected('Observation', 'value-quantity=xx5')).message).toStartWith('HAPI-1235: ')
-    for (const bad of ['abc', '|http://unitsofmeasure.org|mg', '1|a|b|c']) expect((await rejected('Observation', `value-quantity=${encodeURIComponent(bad)}`)).status).toBe(400)
+    for (const bad of ['abc', '|http://unitsofmeasure.org|mg', '1|a|b|c'])
+      expect((await rejected('Observation', `value-quantity=${encodeURIComponent(bad)}`)).status).toBe(400)
   })
 })
 

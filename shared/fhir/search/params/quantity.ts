@@ -82,8 +82,7 @@ export function quantityPredicate(sql: Sql, raw: string, paramCode: string, cols
   const code = unescape(parts[2] ?? '')
   let p = numberPredicate(sql, unescape(parts[0]), paramCode, cols.target, 'quantity')
   if (system !== '') p = sql`${p} and ${cols.system} = ${system}`
-  if (code !== '')
-    p = system === '' && cols.unit ? sql`${p} and (${cols.code} = ${code} or ${cols.unit} = ${code})` : sql`${p} and ${cols.code} = ${code}`
+  if (code !== '') p = system === '' && cols.unit ? sql`${p} and (${cols.code} = ${code} or ${cols.unit} = ${code})` : sql`${p} and ${cols.code} = ${code}`
   return p
 }
 

@@ -154,5 +154,6 @@ export const referenceHandler: ParamHandler = {
     if (ref?.url) return ref.version ? sql`i.url = ${ref.url} and i.target_version = ${ref.version}` : sql`i.url = ${ref.url}`
     throw invalid(`Invalid reference value "${value}" for parameter ${ctx.def.code}`)
   },
-  sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.target_type || '/' || i.target_id, i.url))` : sql`min(coalesce(i.target_type || '/' || i.target_id, i.url))`),
+  sortValue: (sql, desc) =>
+    desc ? sql`max(coalesce(i.target_type || '/' || i.target_id, i.url))` : sql`min(coalesce(i.target_type || '/' || i.target_id, i.url))`,
 }

@@ -36,7 +36,16 @@ describe('string and token', () => {
     expect(
       token(
         [
-          { type: 'CodeableConcept', value: { coding: [{ system: 's', code: 'a', display: 'Ä' }, { system: 's2', code: 'b' }], text: 'Concept' } },
+          {
+            type: 'CodeableConcept',
+            value: {
+              coding: [
+                { system: 's', code: 'a', display: 'Ä' },
+                { system: 's2', code: 'b' },
+              ],
+              text: 'Concept',
+            },
+          },
           { type: 'CodeableConcept', value: { coding: [{ system: 's', code: 'c' }], text: 'Lone' } },
           { type: 'CodeableConcept', value: { text: 'only text' } },
           { type: 'Coding', value: { system: 'urn:tags', code: 't1' } },

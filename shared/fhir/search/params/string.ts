@@ -22,7 +22,11 @@ export const STRING_MAX_LENGTH = 200
  * read side normalises search values with the same function.
  */
 export function normalizeString(s: string): string {
-  return s.normalize('NFD').replace(/\p{Mn}/gu, '').toUpperCase().slice(0, STRING_MAX_LENGTH)
+  return s
+    .normalize('NFD')
+    .replace(/\p{Mn}/gu, '')
+    .toUpperCase()
+    .slice(0, STRING_MAX_LENGTH)
 }
 
 const NAME_PARTS = ['text', 'family', 'given', 'prefix', 'suffix']

@@ -96,7 +96,8 @@ function hierarchyPredicate(sql: Sql, raw: string, param: string, modifier: 'abo
   const system = parts.length === 2 ? unescape(parts[0]) : ''
   const code = unescape(parts[parts.length - 1])
   if (parts.length > 2) throw invalid(`Invalid token value "${raw}" for parameter ${param}: more than one "|"`)
-  if (code === '') throw invalid(`HAPI-1239: Invalid token specified for parameter ${param}:${modifier} - No code specified: ${system || '(missing)'}|(missing)`)
+  if (code === '')
+    throw invalid(`HAPI-1239: Invalid token specified for parameter ${param}:${modifier} - No code specified: ${system || '(missing)'}|(missing)`)
   if (system === '') throw invalid(`HAPI-1240: Invalid token specified for parameter ${param}:${modifier} - No system specified: (missing)|${code}`)
   const cs = codeSystemIdOf(sql, system)
   const related =
