@@ -3,9 +3,12 @@
 import { availableParallelism } from 'node:os'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { AllowList } from './net/allow-list'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')])
 const Int = Type.String({ pattern: '^[0-9]+$' })
+/** An AES-256 key: 64 hex characters or 32 bytes in base64 (either alphabet). */
+const KEY = '^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$'
 
 export const Env = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
@@ -29,7 +32,13 @@ export const Env = Type.Object({
   QUEUE_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')])),
-  TOKEN_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$' })),
+  TOKEN_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: KEY })),
+  TOKEN_ENCRYPTION_RETIRED_KEYS: Type.Optional(Type.String({ pattern: `^${KEY.slice(1, -1)}(,${KEY.slice(1, -1)})*$` })),
+  OUTBOUND_ALLOW: Type.Optional(Type.String()),
+  OUTBOUND_TIMEOUT_MS: Type.Optional(Int),
+  OUTBOUND_MAX_RESPONSE_BYTES: Type.Optional(Int),
+  CONNECT_SYNC_MAX_PAGES: Type.Optional(Int),
+  CONNECT_SYNC_MAX_RESOURCES: Type.Optional(Int),
   WEBHOOK_RETRY_DELAYS_MS: Type.Optional(Type.String({ pattern: '^[0-9]+(,[0-9]+)*$' })),
   CONNECT_RESYNC_INTERVAL_MS: Type.Optional(Int),
   EXPORT_INLINE_MAX: Type.Optional(Int),
@@ -74,9 +83,20 @@ export interface Config {
   patientApiRateWindowMs: number
   queuePrefix: string
   logLevel: 'debug' | 'info' | 'warn' | 'error'
-  /** AES-256-GCM key for the source tokens stored at rest (64 hex or 32 bytes base64); unset: derived
-   *  from the database's server secret, with a warning (development only). */
+  /** AES-256-GCM key of every secret stored at rest (64 hex or 32 bytes base64). Required with
+   *  DATABASE_URL; unset in the embedded form, a key file beside the data directory (shared/secrets/keys.ts). */
   tokenEncryptionKey?: string
+  /** Earlier keys: what they sealed still opens until `bun run secrets rotate` re-encrypts it. */
+  tokenEncryptionRetiredKeys: string[]
+  /** OUTBOUND_ALLOW: internal targets outbound calls may reach (shared/net/allow-list.ts); empty: none. */
+  outboundAllow: string
+  /** Deadline of one outbound call to a source (discovery, token, one page of a pull). */
+  outboundTimeoutMs: number
+  /** Largest answer an outbound call reads. */
+  outboundMaxResponseBytes: number
+  /** Pages and resources one sync of a connection may pull (a source that pages forever fails the sync). */
+  connectSyncMaxPages: number
+  connectSyncMaxResources: number
   /** Delay before each webhook delivery attempt (the first is normally 0); its length is the number of attempts. */
   webhookRetryDelaysMs: number[]
   /** Every active connection is pulled again this often (0: never). */
@@ -128,6 +148,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queuePrefix: e.QUEUE_PREFIX ?? 'fhir',
     logLevel: e.LOG_LEVEL ?? 'info',
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
+    tokenEncryptionRetiredKeys: e.TOKEN_ENCRYPTION_RETIRED_KEYS?.split(',') ?? [],
+    outboundAllow: e.OUTBOUND_ALLOW ?? '',
+    outboundTimeoutMs: Number(e.OUTBOUND_TIMEOUT_MS ?? 30_000),
+    outboundMaxResponseBytes: Number(e.OUTBOUND_MAX_RESPONSE_BYTES ?? 32 * 1024 * 1024),
+    connectSyncMaxPages: Number(e.CONNECT_SYNC_MAX_PAGES ?? 2000),
+    connectSyncMaxResources: Number(e.CONNECT_SYNC_MAX_RESOURCES ?? 100_000),
     // https://medblocks.com/docs/webhooks/retries-and-disable: immediate, 1 min, 5 min, 30 min, 2 h, 12 h, 24 h x3
     webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '0,60000,300000,1800000,7200000,43200000,86400000,86400000,86400000').split(',').map(Number),
     connectResyncIntervalMs: Number(e.CONNECT_RESYNC_INTERVAL_MS ?? 6 * 3600_000),
@@ -138,7 +164,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (cfg.defaultPageSize < 1) throw new ConfigError('Invalid configuration: DEFAULT_PAGE_SIZE: must be at least 1')
   if (cfg.maxPageSize < cfg.defaultPageSize) throw new ConfigError('Invalid configuration: MAX_PAGE_SIZE: must be at least DEFAULT_PAGE_SIZE')
   if (cfg.dbPoolMax < 1) throw new ConfigError('Invalid configuration: DB_POOL_MAX: must be at least 1')
+  try {
+    AllowList.parse(cfg.outboundAllow)
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: OUTBOUND_ALLOW: ${(err as Error).message}`)
+  }
   return cfg
+}
+
+/**
+ * The base URL of the links a patient follows and of the flow `url`: PUBLIC_BASE_URL, else this
+ * server's own configured host and the port it listens on (a wildcard HOST reads as `localhost`).
+ * Never a request's Host header, which a client chooses.
+ */
+export function publicBaseOf(config: Pick<Config, 'publicBaseUrl' | 'host'>, port: number): string {
+  if (config.publicBaseUrl) return config.publicBaseUrl
+  const host = ['0.0.0.0', '::', '[::]', ''].includes(config.host) ? 'localhost' : config.host
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`
 }
 
 /**
