@@ -5,7 +5,9 @@ import type { Config } from '../shared/config'
 import type { Sql } from '../shared/db/client'
 import type { Repo } from '../shared/fhir/repo/repo'
 import type { Jobs } from '../shared/jobs/queues'
+import type { Outbound } from '../shared/net/client'
 import type { Redis } from '../shared/redis'
+import type { SecretCipher } from '../shared/secrets/cipher'
 import { jobAdminRoutes } from './admin/jobs'
 import { organizationAdminRoutes } from './admin/organizations'
 import { queueDashboard } from './admin/queues'
@@ -22,6 +24,10 @@ export interface AppDeps {
   verifier: ApiKeyVerifier
   jobs: Jobs
   secret: string
+  cipher: SecretCipher
+  outbound: Outbound
+  /** The base URL of links patients and clients follow (config.ts publicBaseOf), fixed once listening. */
+  publicBase: () => string
 }
 
 export async function createApp(deps: AppDeps) {

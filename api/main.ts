@@ -1,7 +1,7 @@
 // Composition root of an API node: config -> database -> Redis -> repo -> app -> listen.
 import { ApiKeyVerifier, ensureBootstrapKey } from '../shared/auth/api-keys'
 import { loadServerSecret } from '../shared/auth/server-secret'
-import type { Config } from '../shared/config'
+import { type Config, publicBaseOf } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { createRepo } from '../shared/fhir/store'
 import { log } from '../shared/log'
@@ -32,9 +32,12 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   const blobs = rt.blobs()
   if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
   const jobs = redis && events && blobs ? redisJobs(redis, events, config.queuePrefix, blobs) : inProcessJobs(runner as InProcessRunner)
-  const app = await createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret: await loadServerSecret(rt.sql) })
+  let port = config.port
+  const publicBase = () => publicBaseOf(config, port)
+  const secret = await loadServerSecret(rt.sql)
+  const app = await createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret, cipher: rt.cipher, outbound: rt.outbound, publicBase })
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
-  const port = app.server?.port ?? config.port
+  port = app.server?.port ?? config.port
   const fhirBase = `${config.publicBaseUrl ?? `http://localhost:${port}`}/fhir`
   log.info('api listening', { port, fhirBase })
   if (bootstrapKey) {

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { dataPath } from '../tests/data'
 import { patientIdSystem } from '../shared/patients/identifier'
-import { BENCH_KEY, SERVER_ENV, startBenchServer, WORKER_ENV } from './server'
+import { BENCH_ENCRYPTION_KEY, BENCH_KEY, SERVER_ENV, startBenchServer, WORKER_ENV } from './server'
 
 const rounds = Number(process.argv[2] ?? 200)
 const LARGEST = 'Austin_Franecki_f23eef30-acb2-49da-8091-159b61dc1ed5.json'
@@ -24,6 +24,7 @@ const env = {
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   QUEUE_PREFIX: db,
   ADMIN_API_KEY: BENCH_KEY,
+  TOKEN_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
   LOG_LEVEL: 'warn',
 }
 const cwd = `${import.meta.dir}/..`

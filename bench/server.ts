@@ -27,6 +27,9 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
+/** The cluster form needs TOKEN_ENCRYPTION_KEY; every process of a bench run shares this one. */
+export const BENCH_ENCRYPTION_KEY = process.env.TOKEN_ENCRYPTION_KEY ?? 'be'.repeat(32)
+
 export async function startBenchServer(port = 18080, env: Record<string, string> = {}): Promise<BenchServer> {
   // BENCH_DB names a database to reuse and keep (to look at a loaded data set between runs).
   const keep = process.env.BENCH_DB
@@ -44,6 +47,7 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
       QUEUE_PREFIX: db,
       PORT: String(port),
       ADMIN_API_KEY: BENCH_KEY,
+      TOKEN_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
       LOG_LEVEL: 'warn',
       ...env,
     },
@@ -127,6 +131,7 @@ export async function startBenchWorker(
       DATABASE_URL: server.databaseUrl,
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: queuePrefix,
+      TOKEN_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
       LOG_LEVEL: 'warn',
     },
     stdout: 'ignore',

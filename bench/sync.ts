@@ -4,11 +4,11 @@
 // Run: bun run bench/sync.ts [rounds]
 import { startTestServer } from '../tests/harness'
 import { call, createOrg, createSource } from '../tests/patients-client'
-import { LARGE_PATIENT, startTestEhr } from '../tests/support/test-ehr'
+import { LARGE_PATIENT, LOCAL_EHR, startTestEhr } from '../tests/support/test-ehr'
 import { createFlow, pressConnect, throughEhr } from '../tests/support/test-ehr-flow'
 
 const rounds = Number(process.argv[2] ?? 3)
-const s = await startTestServer({ CONNECT_RESYNC_INTERVAL_MS: '0', LOG_LEVEL: 'error' })
+const s = await startTestServer({ ...LOCAL_EHR, CONNECT_RESYNC_INTERVAL_MS: '0', LOG_LEVEL: 'error' })
 const ehr = await startTestEhr({ bundleFile: LARGE_PATIENT })
 ehr.decision = 'approve'
 try {
@@ -27,7 +27,7 @@ try {
     const patientId = `bench-${i}`
     const flow = await createFlow(s, org, { patient_id: patientId })
     const t0 = performance.now()
-    const authorize = await pressConnect(s, flow.id, source.id)
+    const authorize = await pressConnect(flow, source.id)
     const back = await throughEhr(authorize)
     const t1 = performance.now()
     if (back.status !== 303) throw new Error(`callback answered ${back.status}`)

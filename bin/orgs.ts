@@ -65,10 +65,10 @@ try {
     const k = await revokeOrgApiKey(sql, pos[0], pos[1])
     console.log(`revoked key ${k.id}`)
   } else if (cmd === 'source-add' && pos[0] && pos[1]) {
-    const s = await createFhirSource(sql, { ...opts, name: pos[0], fhir_base_url: pos[1] })
+    const s = await createFhirSource(rt, { ...opts, name: pos[0], fhir_base_url: pos[1] })
     console.log(`created FHIR source ${s.id} (${s.name}, ${s.fhir_base_url})`)
   } else if (cmd === 'source-update' && pos[0]) {
-    const s = await updateFhirSource(sql, pos[0], opts)
+    const s = await updateFhirSource(rt, pos[0], opts)
     console.log(`updated FHIR source ${s.id} (${s.name}, ${s.fhir_base_url})`)
   } else if (cmd === 'sources') {
     const cursor = ListCursor.of('cli', 'cli', 'sources', {})

@@ -6,7 +6,11 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded'
 import { migrate } from './db/migrate'
 import { log, setLogLevel } from './log'
 import { BlobStore } from './jobs/blobs'
+import { Outbound } from './net/client'
 import { createRedis, type Redis } from './redis'
+import { SecretCipher } from './secrets/cipher'
+import { checkKeyConfig, loadKeys } from './secrets/keys'
+import { sealLegacySecrets } from './secrets/stored-secrets'
 
 export interface Runtime {
   config: Config
@@ -15,12 +19,17 @@ export interface Runtime {
   redis(role: 'producer' | 'worker' | 'subscriber'): Redis | undefined
   /** The store of jobs' large texts (blobs.ts); undefined without REDIS_URL. */
   blobs(): BlobStore | undefined
+  /** Seals and opens stored secrets, with keys from outside the database (secrets/keys.ts). */
+  cipher: SecretCipher
+  /** The one outbound HTTP client (net/client.ts). */
+  outbound: Outbound
   close(): Promise<void>
 }
 
 export function configOrExit(): Config {
   try {
     const config = loadConfig()
+    checkKeyConfig(config)
     setLogLevel(config.logLevel)
     return config
   } catch (err) {
@@ -34,6 +43,8 @@ export function configOrExit(): Config {
 
 /** Opens the database (embedded when no DATABASE_URL) once per process; Redis connections are made per role. */
 export async function openRuntime(config: Config): Promise<Runtime> {
+  // First, before any connection: the cluster form refuses to start without its key.
+  const keys = loadKeys(config)
   let embedded: EmbeddedPostgres | undefined
   let sql: Sql
   if (config.databaseUrl) {
@@ -46,11 +57,15 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   }
   const applied = await migrate(sql)
   if (applied.length) log.info('migrations applied', { applied })
+  const cipher = new SecretCipher(keys)
+  await sealLegacySecrets(sql, cipher)
   const connections = new Map<string, Redis>()
   let blobs: BlobStore | undefined
   return {
     config,
     sql,
+    cipher,
+    outbound: Outbound.fromConfig(config),
     redis(role) {
       if (!config.redisUrl) return undefined
       let r = connections.get(role)

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import IORedis from 'ioredis'
 import { createSql } from '../shared/db/client'
+import { TEST_ENCRYPTION_KEY } from './harness'
 import { answers, freePort, logged, type Proc, spawnLogged, stop, tail, waitFor } from './logged-process'
 
 const ROOT = join(import.meta.dir, '..')
@@ -26,7 +27,16 @@ let dir = ''
 
 /** The same environment for every process; only an API node has a PORT. */
 function nodeEnv(port?: number): Record<string, string> {
-  const env = { DATABASE_URL, REDIS_URL, ADMIN_API_KEY: KEY, QUEUE_PREFIX: RUN, HOST: '127.0.0.1', DB_POOL_MAX: '5', LOG_LEVEL: 'info' }
+  const env = {
+    DATABASE_URL,
+    REDIS_URL,
+    ADMIN_API_KEY: KEY,
+    TOKEN_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    QUEUE_PREFIX: RUN,
+    HOST: '127.0.0.1',
+    DB_POOL_MAX: '5',
+    LOG_LEVEL: 'info',
+  }
   return port ? { ...env, PORT: String(port) } : env
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { loadConfig } from '../shared/config'
 import { createSql, withCustomPlans } from '../shared/db/client'
 import { openRuntime } from '../shared/runtime'
+import { TEST_ENCRYPTION_KEY } from './harness'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -55,7 +56,9 @@ describe('openRuntime on PostgreSQL', () => {
     pg.pathname = `/${db}`
     const modes: string[] = []
     for (const mode of [undefined, 'auto']) {
-      const rt = await openRuntime(loadConfig({ DATABASE_URL: pg.toString(), DB_PLAN_CACHE_MODE: mode, LOG_LEVEL: 'error' }))
+      const rt = await openRuntime(
+        loadConfig({ DATABASE_URL: pg.toString(), DB_PLAN_CACHE_MODE: mode, LOG_LEVEL: 'error', TOKEN_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }),
+      )
       try {
         const [row] = await rt.sql`show plan_cache_mode`
         modes.push(row.plan_cache_mode)

@@ -5,13 +5,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { verifySignature } from '../shared/webhooks/signature'
 import { adminFetch, call } from './patients-client'
 import { useTestServer } from './harness'
-import { startTestEhr, type TestEhr } from './support/test-ehr'
+import { LOCAL_EHR, startTestEhr, type TestEhr } from './support/test-ehr'
 import {
+  browserFetch,
   type ConnectSetup,
   connectionState,
   createFlow,
   flowConnections,
   pressConnect,
+  pressDone,
   setupConnect,
   syncDone,
   throughEhr,
@@ -19,7 +21,7 @@ import {
 } from './support/test-ehr-flow'
 import { type Receiver, startReceiver } from './support/test-ehr-receiver'
 
-const s = useTestServer({ CONNECT_RESYNC_INTERVAL_MS: '0', WEBHOOK_RETRY_DELAYS_MS: '0,100', TOKEN_ENCRYPTION_KEY: 'ab'.repeat(32) })
+const s = useTestServer({ ...LOCAL_EHR, CONNECT_RESYNC_INTERVAL_MS: '0', WEBHOOK_RETRY_DELAYS_MS: '0,100', TOKEN_ENCRYPTION_KEY: 'ab'.repeat(32) })
 let ehr: TestEhr
 let setup: ConnectSetup
 let hooks: Receiver
@@ -42,7 +44,7 @@ describe('picker mode outcomes', () => {
   test('the consent page: Deny records a failed connection with failure_code user_denied', async () => {
     ehr.decision = 'page'
     const flow = await createFlow(s, setup.org, { patient_id: 'p-deny' })
-    const authorize = await pressConnect(s, flow.id, setup.source.id)
+    const authorize = await pressConnect(flow, setup.source.id)
     const consent = await fetch(authorize)
     const html = await consent.text()
     expect(html).toContain('value="approve">Approve</button>')
@@ -52,10 +54,10 @@ describe('picker mode outcomes', () => {
       body: new URLSearchParams({ request, decision: 'deny' }),
       redirect: 'manual',
     })
-    const back = await fetch(denied.headers.get('location') as string, { redirect: 'manual' })
+    const back = await browserFetch(denied.headers.get('location') as string)
     expect(back.status).toBe(303)
-    expect(back.headers.get('location')).toBe(`/connect/${flow.id}?result=denied`)
-    const page = await (await fetch(`${s.base}${back.headers.get('location')}`)).text()
+    expect(back.headers.get('location')).toBe(`${flow.url}?result=denied`)
+    const page = await (await fetch(back.headers.get('location') as string)).text()
     expect(page).toContain('You declined to share your records')
     expect(page).toContain('Not connected: you declined')
     const [c] = await flowConnections(s, setup.org, flow.id)
@@ -74,12 +76,12 @@ describe('picker mode outcomes', () => {
 
   test('a callback with neither code nor error is oauth_callback_failed; a rejected code is token_exchange_failed', async () => {
     const flow = await createFlow(s, setup.org, { patient_id: 'p-fail' })
-    const a = await pressConnect(s, flow.id, setup.source.id)
-    const res = await fetch(`${s.base}/connect/callback?state=${a.searchParams.get('state')}`, { redirect: 'manual' })
-    expect(res.headers.get('location')).toBe(`/connect/${flow.id}?result=failed`)
-    const b = await pressConnect(s, flow.id, setup.source.id)
-    const bad = await fetch(`${s.base}/connect/callback?state=${b.searchParams.get('state')}&code=not-a-code`, { redirect: 'manual' })
-    expect(bad.headers.get('location')).toBe(`/connect/${flow.id}?result=failed`)
+    const a = await pressConnect(flow, setup.source.id)
+    const res = await browserFetch(`${s.base}/connect/callback?state=${a.searchParams.get('state')}`)
+    expect(res.headers.get('location')).toBe(`${flow.url}?result=failed`)
+    const b = await pressConnect(flow, setup.source.id)
+    const bad = await browserFetch(`${s.base}/connect/callback?state=${b.searchParams.get('state')}&code=not-a-code`)
+    expect(bad.headers.get('location')).toBe(`${flow.url}?result=failed`)
     const conns = await flowConnections(s, setup.org, flow.id)
     expect(conns.map((c) => c.failure_code)).toEqual(['oauth_callback_failed', 'token_exchange_failed'])
   })
@@ -90,13 +92,13 @@ describe('picker mode outcomes', () => {
     const res = await fetch(flow.url)
     expect(res.status).toBe(410)
     expect(await res.text()).toContain('This link has expired')
-    const connect = await fetch(`${s.base}/connect/${flow.id}/authorize`, {
+    const connect = await fetch(`${flow.url}/authorize`, {
       method: 'POST',
       body: new URLSearchParams({ source_id: setup.source.id }),
       redirect: 'manual',
     })
     expect(connect.status).toBe(410)
-    expect((await fetch(`${s.base}/connect/${flow.id}/done`, { method: 'POST', redirect: 'manual' })).status).toBe(410)
+    expect((await pressDone(flow)).status).toBe(410)
     expect((await fetch(`${s.base}/connect/pf_unknown`)).status).toBe(404)
   })
 })
@@ -105,7 +107,7 @@ describe('direct mode', () => {
   test('the page redirects to the source at once; success returns with success=true and connection_id', async () => {
     ehr.decision = 'approve'
     const flow = await createFlow(s, setup.org, { patient_id: 'p-direct', connection_id: setup.source.id })
-    const res = await fetch(flow.url, { redirect: 'manual' })
+    const res = await browserFetch(flow.url)
     expect(res.status).toBe(302)
     const authorize = new URL(res.headers.get('location') as string)
     expect(authorize.origin).toBe(ehr.origin)
@@ -121,7 +123,7 @@ describe('direct mode', () => {
   test('denial returns with success=false and error=user_denied', async () => {
     ehr.decision = 'deny'
     const flow = await createFlow(s, setup.org, { patient_id: 'p-direct-deny', connection_id: setup.source.id })
-    const res = await fetch(flow.url, { redirect: 'manual' })
+    const res = await browserFetch(flow.url)
     const back = await throughEhr(new URL(res.headers.get('location') as string))
     const ret = new URL(back.headers.get('location') as string)
     expect(Object.fromEntries(ret.searchParams)).toEqual({ patient_id: 'p-direct-deny', patient_flow_id: flow.id, success: 'false', error: 'user_denied' })
@@ -140,8 +142,8 @@ describe('tokens', () => {
     try {
       const flow = await createFlow(s, setup.org, { patient_id: patientId })
       const before = ehr.counts.codeGrants
-      const back = await throughEhr(await pressConnect(s, flow.id, setup.source.id))
-      expect(back.headers.get('location')).toBe(`/connect/${flow.id}?result=connected`)
+      const back = await throughEhr(await pressConnect(flow, setup.source.id))
+      expect(back.headers.get('location')).toBe(`${flow.url}?result=connected`)
       expect(ehr.counts.codeGrants).toBe(before + 1)
       conn = (await flowConnections(s, setup.org, flow.id))[0]
       expect(conn.status).toBe('active')
@@ -155,7 +157,7 @@ describe('tokens', () => {
     ehr.advertiseEverything = true
     try {
       const flow = await createFlow(s, setup.org, { patient_id: 'p-everything' })
-      await throughEhr(await pressConnect(s, flow.id, setup.source.id))
+      await throughEhr(await pressConnect(flow, setup.source.id))
       const c = (await flowConnections(s, setup.org, flow.id))[0]
       const from = ehr.paths.length
       const done = await syncDone(s, setup.org, 'p-everything', c.id)
@@ -183,7 +185,7 @@ describe('tokens', () => {
     expect(ehr.counts.refreshGrants).toBe(refreshes + 1)
     expect(ehr.counts.rejected).toBe(rejected + 1)
     const [after] = await s.sql<any[]>`select refresh_token from connection where id = ${conn.id}`
-    expect(after.refresh_token).toMatch(/^v1\./)
+    expect(after.refresh_token).toMatch(/^v2\./)
     expect(after.refresh_token).not.toBe(before.refresh_token)
     // The new refresh token works: another forced expiry refreshes again.
     ehr.expireAccessTokens()

@@ -1,16 +1,17 @@
 // The connect flow in a real browser: headless Chromium (Debian's `chromium`) driven by playwright-core
 // clicks Connect on the hosted picker, Approve on the test EHR's consent page, and Done, and lands on
-// the organization's return_url with the patient and flow ids.
+// the organization's return_url with the patient and flow ids. The pages' Content-Security-Policy
+// blocks nothing they use (no violation is reported).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
 import { useTestServer } from './harness'
 import { call } from './patients-client'
-import { startTestEhr, type TestEhr } from './support/test-ehr'
+import { LOCAL_EHR, startTestEhr, type TestEhr } from './support/test-ehr'
 import { type ConnectSetup, createFlow, setupConnect, syncDone } from './support/test-ehr-flow'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const s = useTestServer({ CONNECT_RESYNC_INTERVAL_MS: '0' })
+const s = useTestServer({ ...LOCAL_EHR, CONNECT_RESYNC_INTERVAL_MS: '0' })
 let ehr: TestEhr
 let setup: ConnectSetup
 let browser: Browser
@@ -40,7 +41,12 @@ test('picker -> consent at the EHR -> Done, in Chromium', async () => {
     recommended_connection_ids: [setup.source.id],
   })
   const page = await browser.newPage({ viewport: { width: 390, height: 844 } }) // a phone
+  const violations: string[] = []
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text())
+  })
   await page.goto(flow.url)
+  expect(await page.locator('form.search button').evaluate((b) => (globalThis as any).getComputedStyle(b).backgroundColor)).toBe('rgb(255, 255, 255)') // the style block applies
   expect(await page.title()).toBe('Connect your health records')
   await page.getByRole('button', { name: 'Connect' }).first().click()
   await page.waitForURL(`${ehr.origin}/authorize**`)
@@ -53,6 +59,7 @@ test('picker -> consent at the EHR -> Done, in Chromium', async () => {
   const back = new URL(page.url())
   expect(Object.fromEntries(back.searchParams)).toEqual({ patient_id: 'browser-1', patient_flow_id: flow.id })
   expect(await page.locator('h1').innerText()).toBe('Welcome back to Acme')
+  expect(violations).toEqual([])
   await page.close()
 
   const got = (await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json()) as any

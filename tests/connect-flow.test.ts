@@ -6,10 +6,20 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { patientIdSystem } from '../shared/patients/identifier'
 import { useTestServer } from './harness'
 import { call } from './patients-client'
-import { startTestEhr, type TestEhr } from './support/test-ehr'
-import { type ConnectSetup, createFlow, flowConnections, pressConnect, setupConnect, syncDone, throughEhr } from './support/test-ehr-flow'
+import { LOCAL_EHR, startTestEhr, type TestEhr } from './support/test-ehr'
+import {
+  browserFetch,
+  type ConnectSetup,
+  createFlow,
+  flowConnections,
+  pressConnect,
+  pressDone,
+  setupConnect,
+  syncDone,
+  throughEhr,
+} from './support/test-ehr-flow'
 
-const s = useTestServer({ CONNECT_RESYNC_INTERVAL_MS: '1500' })
+const s = useTestServer({ ...LOCAL_EHR, CONNECT_RESYNC_INTERVAL_MS: '1500' })
 let ehr: TestEhr
 let setup: ConnectSetup
 
@@ -76,7 +86,7 @@ describe('picker mode, end to end', () => {
 
   test('the hosted page lists the recommended source first and the Done button with return_button_label', async () => {
     flow = await createFlow(s, setup.org, { patient_id: patientId, return_button_label: 'Acme Health', recommended_connection_ids: [setup.source.id] })
-    expect(flow.url).toBe(`${s.base}/connect/${flow.id}`)
+    expect(flow.url).toMatch(new RegExp(`^${s.base}/connect/${flow.id}/[A-Za-z0-9_-]{32}$`))
     const res = await fetch(flow.url)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toContain('text/html')
@@ -91,7 +101,7 @@ describe('picker mode, end to end', () => {
   })
 
   test('Connect redirects to the EHR with PKCE S256, state, aud and the SMART scopes', async () => {
-    const authorize = await pressConnect(s, flow.id, setup.source.id)
+    const authorize = await pressConnect(flow, setup.source.id)
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${ehr.origin}/authorize`)
     const q = authorize.searchParams
     expect(q.get('response_type')).toBe('code')
@@ -105,9 +115,9 @@ describe('picker mode, end to end', () => {
 
     const back = await throughEhr(authorize)
     expect(back.status).toBe(303)
-    expect(back.headers.get('location')).toBe(`/connect/${flow.id}?result=connected`)
+    expect(back.headers.get('location')).toBe(`${flow.url}?result=connected`)
     // The state is single-use: replaying the callback is refused.
-    const replay = await fetch(`${s.base}/connect/callback?state=${q.get('state')}&code=x`, { redirect: 'manual' })
+    const replay = await browserFetch(`${s.base}/connect/callback?state=${q.get('state')}&code=x`)
     expect(replay.status).toBe(400)
 
     const conns = await flowConnections(s, setup.org, flow.id)
@@ -119,8 +129,8 @@ describe('picker mode, end to end', () => {
 
   test('tokens are stored encrypted at rest', async () => {
     const [row] = await s.sql<any[]>`select access_token, refresh_token, source_patient_id from connection where id = ${conn.id}`
-    expect(row.access_token).toMatch(/^v1\./)
-    expect(row.refresh_token).toMatch(/^v1\./)
+    expect(row.access_token).toMatch(/^v2\./)
+    expect(row.refresh_token).toMatch(/^v2\./)
     expect(row.source_patient_id).toBe(ehr.patientId)
   })
 
@@ -152,7 +162,7 @@ describe('picker mode, end to end', () => {
   })
 
   test('Done completes the flow and returns to return_url with patient_id and the flow id', async () => {
-    const res = await fetch(`${s.base}/connect/${flow.id}/done`, { method: 'POST', redirect: 'manual' })
+    const res = await pressDone(flow)
     expect(res.status).toBe(303)
     const back = new URL(res.headers.get('location') as string)
     expect(`${back.origin}${back.pathname}`).toBe('https://app.example.com/back')
@@ -161,7 +171,7 @@ describe('picker mode, end to end', () => {
     const page = await fetch(flow.url)
     expect(await page.text()).toContain('You are all set')
     // A completed flow cannot start another authorization.
-    const again = await fetch(`${s.base}/connect/${flow.id}/authorize`, {
+    const again = await fetch(`${flow.url}/authorize`, {
       method: 'POST',
       body: new URLSearchParams({ source_id: setup.source.id }),
       redirect: 'manual',

@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { verifySignature } from '../shared/webhooks/signature'
 import { useTestServer } from './harness'
 import { call, createOrg, expectError, type Org } from './patients-client'
-import { createFlow, waitFor } from './support/test-ehr-flow'
+import { LOCAL_EHR } from './support/test-ehr'
+import { createFlow, pressDone, waitFor } from './support/test-ehr-flow'
 import { type Receiver, startReceiver } from './support/test-ehr-receiver'
 
 // Three attempts: immediately, then 300 ms and 300 ms after each failure.
-const s = useTestServer({ WEBHOOK_RETRY_DELAYS_MS: '0,300,300', CONNECT_RESYNC_INTERVAL_MS: '0' })
+const s = useTestServer({ ...LOCAL_EHR, WEBHOOK_RETRY_DELAYS_MS: '0,300,300', CONNECT_RESYNC_INTERVAL_MS: '0' })
 let org: Org
 let other: Org
 let hooks: Receiver
@@ -24,7 +25,7 @@ afterAll(() => hooks?.stop())
 /** A flow completed through the hosted page's Done button: emits patient_flow.completed. */
 async function completeAFlow(patientId: string): Promise<any> {
   const flow = await createFlow(s, org, { patient_id: patientId })
-  const res = await fetch(`${s.base}/connect/${flow.id}/done`, { method: 'POST', redirect: 'manual' })
+  const res = await pressDone(flow)
   expect(res.status).toBe(303)
   return flow
 }

@@ -6,14 +6,19 @@ import { openRuntime } from '../shared/runtime'
 import { startWorkers } from '../workers/main'
 import { type Config, loadConfig } from '../shared/config'
 import { createSql, type Sql } from '../shared/db/client'
+import type { SecretCipher } from '../shared/secrets/cipher'
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef'
+/** The cluster form needs TOKEN_ENCRYPTION_KEY; the tests' servers share this one unless a test sets its own. */
+export const TEST_ENCRYPTION_KEY = '5e'.repeat(32)
 
 export interface TestServer {
   base: string
   fhir: string
   config: Config
   sql: Sql
+  /** The server's own cipher (its keys), to read what it sealed. */
+  cipher: SecretCipher
   /** fetch() against the FHIR base with the admin key and FHIR JSON by default. */
   fhirFetch(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>
   stop(): Promise<void>
@@ -33,6 +38,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     QUEUE_PREFIX: dbName,
     LOG_LEVEL: 'error',
     DB_POOL_MAX: '5',
+    TOKEN_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    // Links patients follow are built on the server's own host and port (no PUBLIC_BASE_URL): the
+    // address the tests reach it at.
+    HOST: '127.0.0.1',
     ...env,
   })
   config.port = 0 // any free port
@@ -55,6 +64,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     fhir: `${base}/fhir`,
     config,
     sql,
+    cipher: rt.cipher,
     fhirFetch(path, init = {}) {
       const headers = new Headers(init.headers)
       if (init.key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${init.key ?? ADMIN_KEY}`)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { createApiKey, listApiKeys } from '../shared/auth/api-keys'
 import { createSql } from '../shared/db/client'
-import { startTestServer, type TestServer } from './harness'
+import { startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from './harness'
 
 const ROOT = join(import.meta.dir, '..')
 let server: TestServer
@@ -18,7 +18,7 @@ afterAll(async () => {
 async function keysCli(...args: string[]): Promise<{ code: number; out: string }> {
   const proc = Bun.spawn(['bun', 'run', 'bin/keys.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: server.config.databaseUrl as string, LOG_LEVEL: 'error' },
+    env: { ...process.env, DATABASE_URL: server.config.databaseUrl as string, TOKEN_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'error' },
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -71,7 +71,15 @@ describe('first start of a fresh database', () => {
     const url = `postgres://postgres@127.0.0.1:5432/${db}`
     const proc = Bun.spawn(['bun', 'run', 'api/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: url, REDIS_URL: 'redis://127.0.0.1:6379', PORT: '18431', LOG_LEVEL: 'error', ADMIN_API_KEY: '' },
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        TOKEN_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        PORT: '18431',
+        LOG_LEVEL: 'error',
+        ADMIN_API_KEY: '',
+      },
       stdout: 'pipe',
       stderr: 'inherit',
     })

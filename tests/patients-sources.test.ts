@@ -45,7 +45,7 @@ describe('GET /connections', () => {
       JSON.stringify(await readJson(await adminFetch(s, `/admin/fhir-sources/${src.id}`)))
     expect(text).not.toContain('very-secret')
     expect(text).not.toContain('cid-123')
-    expect(await sourceCredentials(s.sql, src.id)).toEqual({
+    expect(await sourceCredentials(s.sql, s.cipher, src.id)).toEqual({
       id: src.id,
       fhirBaseUrl: src.fhir_base_url,
       clientId: 'cid-123',
@@ -80,7 +80,7 @@ describe('admin catalog', () => {
     await expectError(await bad({ name: 'Again', fhir_base_url: `${src.fhir_base_url}/` }), 409, 'conflict_error', 'resource_conflict', 'fhir_base_url')
     const patched = await readJson(await adminFetch(s, `/admin/fhir-sources/${src.id}`, { method: 'PATCH', json: { name: 'Renamed', client_secret: 's2' } }))
     expect(patched).toMatchObject({ id: src.id, name: 'Renamed', fhir_base_url: src.fhir_base_url })
-    expect((await sourceCredentials(s.sql, src.id)).clientSecret).toBe('s2')
+    expect((await sourceCredentials(s.sql, s.cipher, src.id)).clientSecret).toBe('s2')
     const del = await adminFetch(s, `/admin/fhir-sources/${src.id}`, { method: 'DELETE' })
     expect(await readJson(del)).toEqual({ id: src.id, resource_type: 'fhir_source', deleted: true })
     await expectError(await adminFetch(s, `/admin/fhir-sources/${src.id}`), 404, 'not_found_error', 'resource_not_found')
@@ -90,7 +90,7 @@ describe('admin catalog', () => {
 async function orgsCli(...args: string[]): Promise<{ code: number; out: string }> {
   const proc = Bun.spawn(['bun', 'run', 'bin/orgs.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: s.config.databaseUrl as string, LOG_LEVEL: 'error' },
+    env: { ...process.env, DATABASE_URL: s.config.databaseUrl as string, TOKEN_ENCRYPTION_KEY: s.config.tokenEncryptionKey, LOG_LEVEL: 'error' },
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -124,13 +124,13 @@ describe('bun run orgs', () => {
     )
     expect(src.code).toBe(0)
     const srcId = /(fhirsrc_\w+)/.exec(src.out)?.[1] as string
-    expect(await sourceCredentials(s.sql, srcId)).toMatchObject({
+    expect(await sourceCredentials(s.sql, s.cipher, srcId)).toMatchObject({
       fhirBaseUrl: 'https://cli-ehr.example.com/fhir',
       clientId: 'cli-cid',
       clientSecret: 'cli-secret',
     })
     expect((await orgsCli('source-update', srcId, '--scopes', 'patient/*.read')).code).toBe(0)
-    expect((await sourceCredentials(s.sql, srcId)).scopes).toBe('patient/*.read')
+    expect((await sourceCredentials(s.sql, s.cipher, srcId)).scopes).toBe('patient/*.read')
     expect((await orgsCli('sources')).out).toContain(srcId)
     expect((await orgsCli('key-revoke', orgId, keyId)).code).toBe(0)
     const bad = await orgsCli('key-create', orgId, 'x', '--version', '1999-01-01')

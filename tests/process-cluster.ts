@@ -5,7 +5,7 @@ import { afterAll, beforeAll } from 'bun:test'
 import { resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { createSql, type Sql } from '../shared/db/client'
-import { ADMIN_KEY } from './harness'
+import { ADMIN_KEY, TEST_ENCRYPTION_KEY } from './harness'
 
 const ROOT = resolve(import.meta.dir, '..')
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -50,6 +50,7 @@ export function useProcessCluster(name: string): ProcessCluster {
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: db,
       ADMIN_API_KEY: ADMIN_KEY,
+      TOKEN_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'error',

@@ -2,14 +2,21 @@
 // re-sync of active connections, and webhook delivery attempts (issue 8).
 import { ConnectResyncJob, ConnectSyncJob } from '../shared/connect/jobs'
 import { connectionsDue, syncConnection } from '../shared/connect/sync'
-import { TokenCipher } from '../shared/connect/token-cipher'
 import { checkPayload } from '../shared/jobs/definition'
 import { deliverEvent } from '../shared/webhooks/delivery'
 import { WebhookDeliveryJob } from '../shared/webhooks/delivery-job'
 import type { Registration, WorkerDeps } from './registry'
 
 export function connectRegistrations(deps: WorkerDeps): Registration[] {
-  const syncDeps = { sql: deps.sql, repo: deps.repo, config: deps.config, secret: deps.secret, jobs: deps.jobs }
+  const syncDeps = {
+    sql: deps.sql,
+    repo: deps.repo,
+    config: deps.config,
+    secret: deps.secret,
+    jobs: deps.jobs,
+    cipher: deps.cipher,
+    outbound: deps.outbound,
+  }
   const resyncEvery = deps.config.connectResyncIntervalMs
   const regs: Registration[] = [
     { definition: ConnectSyncJob, concurrency: 2, process: (data) => syncConnection(syncDeps, checkPayload(ConnectSyncJob, data).connectionId) },
@@ -21,7 +28,8 @@ export function connectRegistrations(deps: WorkerDeps): Registration[] {
           {
             sql: deps.sql,
             jobs: deps.jobs,
-            cipher: TokenCipher.from(deps.config.tokenEncryptionKey, deps.secret),
+            cipher: deps.cipher,
+            outbound: deps.outbound,
             retryDelaysMs: deps.config.webhookRetryDelaysMs,
           },
           checkPayload(WebhookDeliveryJob, data),

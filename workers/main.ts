@@ -33,7 +33,16 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
     throw new Error('job runner not ready')
   }
   const jobs = pub && sub && blobs ? redisJobs(pub, sub, config.queuePrefix, blobs) : inProcessJobs((def, data, progress) => runner(def, data, progress))
-  const regs = registrations({ repo, sql: rt.sql, config, secret: await loadServerSecret(rt.sql), jobs, redis: pub })
+  const regs = registrations({
+    repo,
+    sql: rt.sql,
+    config,
+    secret: await loadServerSecret(rt.sql),
+    jobs,
+    redis: pub,
+    cipher: rt.cipher,
+    outbound: rt.outbound,
+  })
   runner = inProcessRunner(regs)
   if (!connection || !blobs) {
     const timers = regs

@@ -5,7 +5,9 @@ import type { Repo } from '../shared/fhir/repo/repo'
 import type { JobDefinition } from '../shared/jobs/definition'
 import type { JobProgress } from '../shared/jobs/progress'
 import type { Jobs } from '../shared/jobs/queues'
+import type { Outbound } from '../shared/net/client'
 import type { Redis } from '../shared/redis'
+import type { SecretCipher } from '../shared/secrets/cipher'
 import { TransactionBundleJob } from '../shared/jobs/transaction-bundle'
 import { adminRegistrations } from './admin'
 import { connectRegistrations } from './connect'
@@ -22,6 +24,8 @@ export interface WorkerDeps {
   jobs: Jobs
   /** Redis for processors that keep state there (absent in the embedded form). */
   redis?: Redis
+  cipher: SecretCipher
+  outbound: Outbound
 }
 
 export interface Registration {

@@ -63,7 +63,7 @@ export function organizationAdminRoutes(deps: AppDeps) {
     )
     .post(
       '/admin/fhir-sources',
-      admin(async ({ body }) => createFhirSource(sql, parseBody(FhirSourceBody, body))),
+      admin(async ({ body }) => createFhirSource(deps, parseBody(FhirSourceBody, body))),
       { parse: 'none' },
     )
     .get(
@@ -80,7 +80,7 @@ export function organizationAdminRoutes(deps: AppDeps) {
     )
     .patch(
       '/admin/fhir-sources/:id',
-      admin(async ({ params, body }) => updateFhirSource(sql, params.id, parseBody(FhirSourcePatch, body))),
+      admin(async ({ params, body }) => updateFhirSource(deps, params.id, parseBody(FhirSourcePatch, body))),
       { parse: 'none' },
     )
     .delete(

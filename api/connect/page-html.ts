@@ -1,9 +1,11 @@
 // The hosted connect pages as server-rendered HTML: no build step, no JavaScript needed (forms and
 // links only), one column that works on a phone, labelled controls and landmarks for screen readers.
+import { createHash } from 'node:crypto'
 import type { FlowConnectionItem, PickerSource } from '../../shared/connect/picker-sources'
 
 export interface PickerPage {
-  flowId: string
+  /** The page's own URL on the public base, with its token (shared/connect/page-token.ts); the forms post below it. */
+  pageUrl: string
   search: string
   recommended: PickerSource[]
   others: PickerSource[]
@@ -23,11 +25,25 @@ button{padding:.5rem 1rem;border:1px solid #0b57d0;background:#0b57d0;color:#fff
 input[type=search]{flex:1;padding:.5rem;border:1px solid #8a94a6;width:100%}form.search{display:flex;gap:.5rem}
 :focus-visible{outline:3px solid #f4b400;outline-offset:2px}.status{margin-left:auto;font-size:.9rem}
 .status.active{color:#146c2e}.status.failed,.status.refresh_failed{color:#b3261e}.notice{background:#fff4e5;border:1px solid #f4b400;padding:.75rem;border-radius:.5rem}
-.done{margin:2rem 0}.done button{width:100%}.muted{color:#5f6673}
+.done{margin:2rem 0}.done button{width:100%}.muted{color:#5f6673}.visually-hidden{position:absolute;left:-9999px}
 `
 
+/**
+ * The Content-Security-Policy of every hosted page: nothing runs and nothing loads but the page's one
+ * style block (by hash) and provider logos; no framing (clickjacking); no <base>. No form-action: the
+ * forms post to the page itself, whose answers redirect to the source's sign-in and to the client's
+ * return_url, of any origin, and browsers apply form-action to those redirects too.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  'img-src https: data:',
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
+
 export function pickerHtml(p: PickerPage): string {
-  const action = `/connect/${encodeURIComponent(p.flowId)}`
+  const action = p.pageUrl
   const sourceItem = (s: PickerSource) => `
       <li class="source">
         ${s.logo_url ? `<img src="${attr(s.logo_url)}" alt="">` : ''}
@@ -43,7 +59,7 @@ export function pickerHtml(p: PickerPage): string {
   <h1>Connect your health records</h1>
   ${p.notice ? `<p class="notice" role="status">${text(p.notice)}</p>` : ''}
   <form class="search" method="get" action="${action}" role="search">
-    <label for="q" class="visually-hidden" style="position:absolute;left:-9999px">Search for your provider</label>
+    <label for="q" class="visually-hidden">Search for your provider</label>
     <input type="search" id="q" name="q" value="${attr(p.search)}" placeholder="Search for your provider">
     <button type="submit" class="secondary">Search</button>
   </form>

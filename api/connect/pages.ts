@@ -1,16 +1,21 @@
-// The hosted pages a patient opens: GET /connect/{flowId} (the picker, or in direct mode an immediate
-// redirect to the source), POST /connect/{flowId}/authorize (Connect), GET /connect/callback (the SMART
-// redirect URI), POST /connect/{flowId}/done (Done -> return_url). ../shared/notes/patient-api.md §4, §6.1.
+// The hosted pages a patient opens: GET /connect/{flowId}/{token} (the picker, or in direct mode an
+// immediate redirect to the source), POST .../authorize (Connect), GET /connect/callback (the SMART
+// redirect URI), POST .../done (Done -> return_url). ../shared/notes/patient-api.md §4, §6.1.
+// Every step needs the page's token (shared/connect/page-token.ts); every answer carries the headers
+// of PAGE_HEADERS; every link and the redirect_uri are built on the configured public base URL, never
+// on the request's Host header.
+import { randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../app'
 import { handleCallback } from '../../shared/connect/handle-callback'
 import { finishFlow } from '../../shared/connect/finish-flow'
+import { isPageToken, pageUrl } from '../../shared/connect/page-token'
 import { flowConnectionItems, pickerSources } from '../../shared/connect/picker-sources'
 import { startAuthorization } from '../../shared/connect/start-authorization'
 import { AppError } from '../../shared/errors'
 import { log } from '../../shared/log'
 import { type FlowRow, loadFlow } from '../../shared/patients/flows'
-import { messageHtml, pickerHtml } from './page-html'
+import { CONTENT_SECURITY_POLICY, messageHtml, pickerHtml } from './page-html'
 
 const NOTICES: Record<string, string> = {
   connected: 'Connected. Your records are being imported; you can connect another provider or press Done.',
@@ -18,15 +23,27 @@ const NOTICES: Record<string, string> = {
   failed: 'Signing in at your provider did not work. You can try again or pick another provider.',
 }
 
-export function connectPages(deps: AppDeps) {
-  const baseOf = (request: Request) => deps.config.publicBaseUrl ?? new URL(request.url).origin
-  const redirectUri = (request: Request) => `${baseOf(request)}/connect/callback`
-  const core = { sql: deps.sql, jobs: deps.jobs, config: deps.config, secret: deps.secret }
+/** On every hosted page and redirect: no framing, no referrer (the URL holds the token), no caching. */
+const PAGE_HEADERS: Record<string, string> = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+}
 
-  /** The flow of the URL, or the page that says why it cannot be used. */
-  const openFlow = async (id: string): Promise<FlowRow | Response> => {
-    const flow = await loadFlow(deps.sql, id)
-    if (!flow) return html(messageHtml('Link not found', 'This connection link does not exist. Ask for a new one.'), 404)
+/** The cookie that binds a sign-in at the source to the browser that pressed Connect. */
+const BINDING_COOKIE = 'connect_binding'
+
+export function connectPages(deps: AppDeps) {
+  const core = { sql: deps.sql, jobs: deps.jobs, config: deps.config, cipher: deps.cipher, outbound: deps.outbound }
+  const redirectUri = () => `${deps.publicBase()}/connect/callback`
+  const flowPageUrl = (flowId: string) => pageUrl(deps.cipher, deps.publicBase(), flowId)
+
+  /** The flow of the URL when its token is right, or the page that says why it cannot be used. */
+  const openFlow = async (id: string, token: string): Promise<FlowRow | Response> => {
+    const flow = isPageToken(deps.cipher, id, token) ? await loadFlow(deps.sql, id) : undefined
+    if (!flow) return notFoundPage()
     if (flow.status === 'expired')
       return html(messageHtml('This link has expired', 'For your security, connection links only work for a limited time. Please ask for a new link.'), 410)
     if (flow.status === 'complete')
@@ -34,21 +51,36 @@ export function connectPages(deps: AppDeps) {
     return flow
   }
 
+  /** Redirects to the source's sign-in, binding the attempt to this browser (its cookie, set if new). */
+  const toSource = async (request: Request, flow: FlowRow, sourceId: string, status: 302 | 303) => {
+    const known = cookieOf(request, BINDING_COOKIE)
+    const binding = known && /^[A-Za-z0-9_-]{22,64}$/.test(known) ? known : randomBytes(24).toString('base64url')
+    const location = await startAuthorization(core, flow, sourceId, redirectUri(), binding)
+    const res = see(location, status)
+    if (binding !== known) {
+      const secure = deps.publicBase().startsWith('https:') ? '; Secure' : ''
+      res.headers.append('set-cookie', `${BINDING_COOKIE}=${binding}; Path=/connect; Max-Age=86400; HttpOnly; SameSite=Lax${secure}`)
+    }
+    return res
+  }
+
   return new Elysia({ name: 'connect-pages' })
     .get('/connect/callback', ({ request }) =>
       guard(async () => {
-        const { flow, connection } = await handleCallback(core, new URL(request.url).searchParams)
-        if (flow.connection_id) return see(await finishFlow(core, flow, baseOf(request), connection))
+        const query = new URL(request.url).searchParams
+        const { flow, connection } = await handleCallback(core, query, cookieOf(request, BINDING_COOKIE))
+        if (flow.connection_id) return see(await finishFlow(core, flow, flowPageUrl, connection))
         const result = connection.status === 'active' ? 'connected' : connection.failure_code === 'user_denied' ? 'denied' : 'failed'
-        return see(`/connect/${encodeURIComponent(flow.id)}?result=${result}`)
+        return see(`${flowPageUrl(flow.id)}?result=${result}`)
       }),
     )
-    .get('/connect/:flowId', ({ request, params }) =>
+    .get('/connect/:flowId', () => notFoundPage()) // no token: the form before tokens, or pieced together from a flow id
+    .get('/connect/:flowId/:token', ({ request, params }) =>
       guard(async () => {
-        const flow = await openFlow(params.flowId)
+        const flow = await openFlow(params.flowId, params.token)
         if (flow instanceof Response) return flow
         // Direct mode: no UI, straight to the source's sign-in.
-        if (flow.connection_id) return Response.redirect(await startAuthorization(deps.sql, flow, flow.connection_id, redirectUri(request)), 302)
+        if (flow.connection_id) return toSource(request, flow, flow.connection_id, 302)
         const url = new URL(request.url)
         const search = (url.searchParams.get('q') ?? '').trim().slice(0, 100)
         const [{ recommended, others }, connections] = await Promise.all([
@@ -56,28 +88,30 @@ export function connectPages(deps: AppDeps) {
           flowConnectionItems(deps.sql, flow.id),
         ])
         const notice = NOTICES[url.searchParams.get('result') ?? '']
-        return html(pickerHtml({ flowId: flow.id, search, recommended, others, connections, returnButtonLabel: flow.return_button_label, notice }))
+        return html(
+          pickerHtml({ pageUrl: flowPageUrl(flow.id), search, recommended, others, connections, returnButtonLabel: flow.return_button_label, notice }),
+        )
       }),
     )
     .post(
-      '/connect/:flowId/authorize',
+      '/connect/:flowId/:token/authorize',
       ({ request, params }) =>
         guard(async () => {
-          const flow = await openFlow(params.flowId)
+          const flow = await openFlow(params.flowId, params.token)
           if (flow instanceof Response) return flow
           const sourceId = String((await formOf(request)).get('source_id') ?? '')
           if (!sourceId) return html(messageHtml('Pick a provider', 'No provider was chosen. Go back and press Connect next to your provider.'), 400)
-          return see(await startAuthorization(deps.sql, flow, sourceId, redirectUri(request)))
+          return toSource(request, flow, sourceId, 303)
         }),
       { parse: 'none' },
     )
     .post(
-      '/connect/:flowId/done',
-      ({ request, params }) =>
+      '/connect/:flowId/:token/done',
+      ({ params }) =>
         guard(async () => {
-          const flow = await openFlow(params.flowId)
+          const flow = await openFlow(params.flowId, params.token)
           if (flow instanceof Response) return flow
-          return see(await finishFlow(core, flow, baseOf(request)))
+          return see(await finishFlow(core, flow, flowPageUrl))
         }),
       { parse: 'none' },
     )
@@ -85,6 +119,14 @@ export function connectPages(deps: AppDeps) {
 
 async function formOf(request: Request): Promise<URLSearchParams> {
   return new URLSearchParams(await request.text())
+}
+
+function cookieOf(request: Request, name: string): string | undefined {
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=')
+    if (k === name) return v.join('=')
+  }
+  return undefined
 }
 
 /** Errors of the hosted pages become a readable page, never a JSON envelope. */
@@ -108,6 +150,8 @@ async function guard(fn: () => Promise<Response>): Promise<Response> {
   }
 }
 
-const html = (body: string, status = 200) =>
-  new Response(body, { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
-const see = (location: string) => new Response(null, { status: 303, headers: { location } })
+const notFoundPage = () => html(messageHtml('Link not found', 'This connection link does not exist. Ask for a new one.'), 404)
+
+const html = (body: string, status = 200) => new Response(body, { status, headers: { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8' } })
+
+const see = (location: string, status: 302 | 303 = 303) => new Response(null, { status, headers: { ...PAGE_HEADERS, location } })

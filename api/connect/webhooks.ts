@@ -3,7 +3,6 @@
 // as the patient API (API key, Version, rate limit, envelope). ../shared/notes/patient-api.md §6.2.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../app'
-import { TokenCipher } from '../../shared/connect/token-cipher'
 import { ListCursor, listQuery } from '../../shared/patients/list-page'
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../../shared/webhooks/endpoints'
 import { listEvents, redeliverEvent } from '../../shared/webhooks/events'
@@ -13,7 +12,6 @@ import { ok, orgApi } from '../patients/org-api'
 export function webhookRoutes(deps: AppDeps) {
   const api = orgApi(deps)
   const { sql } = deps
-  const cipher = () => TokenCipher.from(deps.config.tokenEncryptionKey, deps.secret)
   const events = { sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }
   const object = (body: unknown) => {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object')
@@ -25,7 +23,7 @@ export function webhookRoutes(deps: AppDeps) {
   return new Elysia({ name: 'connect-webhooks' })
     .post(
       '/webhooks',
-      api.handle(async ({ principal, version, body }) => ok(await createEndpoint(sql, cipher(), principal.organizationId, version, object(body)))),
+      api.handle(async ({ principal, version, body }) => ok(await createEndpoint(deps, principal.organizationId, version, object(body)))),
       {
         parse: 'none',
       },
@@ -43,7 +41,7 @@ export function webhookRoutes(deps: AppDeps) {
     )
     .patch(
       '/webhooks/:id',
-      api.handle(async ({ principal, params, body }) => ok(await updateEndpoint(sql, principal.organizationId, params.id, object(body)))),
+      api.handle(async ({ principal, params, body }) => ok(await updateEndpoint(deps, principal.organizationId, params.id, object(body)))),
       {
         parse: 'none',
       },
@@ -54,7 +52,7 @@ export function webhookRoutes(deps: AppDeps) {
     )
     .post(
       '/webhooks/:id/rotate-secret',
-      api.handle(async ({ principal, params }) => ok(await rotateSecret(sql, cipher(), principal.organizationId, params.id))),
+      api.handle(async ({ principal, params }) => ok(await rotateSecret(deps, principal.organizationId, params.id))),
       {
         parse: 'none',
       },

@@ -13,22 +13,22 @@ export function flowRoutes(deps: AppDeps) {
   const { sql } = deps
   const create =
     (kind: FlowKind): OrgHandler =>
-    async ({ principal, body, publicBaseUrl }) =>
-      ok(await createFlow(sql, principal.organizationId, kind, parseBody(FlowBody, body), publicBaseUrl))
+    async ({ principal, body, flowPageUrl }) =>
+      ok(await createFlow(sql, principal.organizationId, kind, parseBody(FlowBody, body), flowPageUrl))
   const list =
     (kind: FlowKind): OrgHandler =>
-    async ({ principal, params, url, publicBaseUrl }) => {
+    async ({ principal, params, url, flowPageUrl }) => {
       const status = statusFilter(url.searchParams.get('status'))
       const cursor = ListCursor.of(deps.secret, principal.organizationId, `${kind}s`, { patient: params.id, status })
       const q = listQuery(url.searchParams, cursor)
-      return ok(await listFlows(sql, principal.organizationId, params.id, kind, cursor, q, status, publicBaseUrl))
+      return ok(await listFlows(sql, principal.organizationId, params.id, kind, cursor, q, status, flowPageUrl))
     }
   return new Elysia({ name: 'patient-api-flows' })
     .post('/patient-flows', api.handle(create('patient_flow')), { parse: 'none' })
     .post('/sessions', api.handle(create('session')), { parse: 'none' })
     .get(
       '/patient-flows/:id',
-      api.handle(async ({ principal, params, publicBaseUrl }) => ok(await getFlow(sql, principal.organizationId, 'patient_flow', params.id, publicBaseUrl))),
+      api.handle(async ({ principal, params, flowPageUrl }) => ok(await getFlow(sql, principal.organizationId, 'patient_flow', params.id, flowPageUrl))),
     )
     .get('/patients/:id/patient-flows', api.handle(list('patient_flow')))
     .get('/patients/:id/sessions', api.handle(list('session')))

@@ -3,7 +3,9 @@
 // (POST) -> handler -> JSON answer; any error becomes the envelope (envelope.ts). Every answer carries
 // X-Request-Id. Handlers get values (OrgCall), never the framework's context.
 import type { AppDeps } from '../app'
+import { pageUrl } from '../../shared/connect/page-token'
 import { AppError } from '../../shared/errors'
+import type { FlowPageUrl } from '../../shared/patients/flows'
 import { apiError, badRequest } from '../../shared/patients/api-error'
 import { type OrgPrincipal, OrgKeyVerifier } from '../../shared/patients/org-api-keys'
 import { type ApiVersion, requestVersion } from '../../shared/patients/versions'
@@ -25,8 +27,10 @@ export interface OrgCall {
   params: Record<string, string>
   /** The parsed JSON body of POST/PUT/PATCH (undefined for other methods). */
   body: unknown
-  /** Base URL clients see (PUBLIC_BASE_URL, else the request's origin), no trailing slash. */
+  /** Base URL clients see (PUBLIC_BASE_URL, else the server's own host and port; never the Host header), no trailing slash. */
   publicBaseUrl: string
+  /** The hosted page of a flow, with its token (connect/page-token.ts). */
+  flowPageUrl: FlowPageUrl
 }
 
 /** What a handler answers: a body (status 200) or an explicit status, body and headers. */
@@ -90,7 +94,8 @@ function createOrgApi(deps: AppDeps): OrgApi {
             version,
             params: params ?? {},
             body,
-            publicBaseUrl: deps.config.publicBaseUrl ?? url.origin,
+            publicBaseUrl: deps.publicBase(),
+            flowPageUrl: (flowId) => pageUrl(deps.cipher, deps.publicBase(), flowId),
           }
           const run = async (): Promise<Reply> => {
             try {
@@ -100,7 +105,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
               return errorAsReply(err, requestId)
             }
           }
-          return respond(await idempotent(deps.sql, principal.organizationId, request, url.pathname, text, run), requestId)
+          return respond(await idempotent(deps.sql, deps.cipher, principal.organizationId, request, url.pathname, text, run), requestId)
         } catch (err) {
           return respond(errorAsReply(err, requestId), requestId)
         }

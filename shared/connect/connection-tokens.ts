@@ -1,14 +1,14 @@
-// The source tokens of a connection, encrypted at rest (token-cipher.ts), and the patient's id at the
+// The source tokens of a connection, sealed at rest (../secrets/cipher.ts), and the patient's id at the
 // source. Columns of `connection` added by migration 0009.
 import type { Sql } from '../db/client'
-import type { TokenCipher } from './token-cipher'
+import type { SecretCipher } from '../secrets/cipher'
 import type { TokenSet } from './token-client'
 
-export async function saveTokens(sql: Sql, cipher: TokenCipher, connectionId: string, t: TokenSet, tokenEndpoint?: string): Promise<void> {
+export async function saveTokens(sql: Sql, cipher: SecretCipher, connectionId: string, t: TokenSet, tokenEndpoint?: string): Promise<void> {
   await sql`
     update connection set
-      access_token = ${cipher.encrypt(t.accessToken)},
-      refresh_token = ${t.refreshToken ? cipher.encrypt(t.refreshToken) : null},
+      access_token = ${cipher.seal(t.accessToken)},
+      refresh_token = ${t.refreshToken ? cipher.seal(t.refreshToken) : null},
       token_expires_at = ${t.expiresAt ?? null},
       token_endpoint = coalesce(${tokenEndpoint ?? null}, token_endpoint),
       source_patient_id = coalesce(${t.patient ?? null}, source_patient_id),
@@ -27,7 +27,7 @@ export interface StoredTokens {
 }
 
 export function readTokens(
-  cipher: TokenCipher,
+  cipher: SecretCipher,
   row: {
     access_token: string | null
     refresh_token: string | null
@@ -39,8 +39,8 @@ export function readTokens(
   if (!row.access_token) return undefined
   return {
     tokens: {
-      accessToken: cipher.decrypt(row.access_token),
-      refreshToken: row.refresh_token ? cipher.decrypt(row.refresh_token) : undefined,
+      accessToken: cipher.open(row.access_token),
+      refreshToken: row.refresh_token ? cipher.open(row.refresh_token) : undefined,
       expiresAt: row.token_expires_at ?? undefined,
       patient: row.source_patient_id ?? undefined,
     },

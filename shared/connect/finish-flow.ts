@@ -5,7 +5,7 @@ import type { Config } from '../config'
 import type { Sql } from '../db/client'
 import type { Jobs } from '../jobs/queues'
 import { type ConnectionRow } from '../patients/connections'
-import { completeFlow, type FlowRow, getFlow } from '../patients/flows'
+import { completeFlow, type FlowPageUrl, type FlowRow, getFlow } from '../patients/flows'
 import { emitEvent } from '../webhooks/events'
 
 export interface FinishDeps {
@@ -15,9 +15,9 @@ export interface FinishDeps {
 }
 
 /** Completes the flow and answers the return URL. `direct` carries the direct-mode outcome. */
-export async function finishFlow(deps: FinishDeps, flow: FlowRow, publicBaseUrl: string, direct?: ConnectionRow): Promise<string> {
+export async function finishFlow(deps: FinishDeps, flow: FlowRow, pageUrl: FlowPageUrl, direct?: ConnectionRow): Promise<string> {
   const done = await completeFlow(deps.sql, flow.id)
-  const view = await getFlow(deps.sql, done.organization_id, done.kind, done.id, publicBaseUrl)
+  const view = await getFlow(deps.sql, done.organization_id, done.kind, done.id, pageUrl)
   await emitEvent({ sql: deps.sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }, done.organization_id, 'patient_flow.completed', view)
   return returnUrl(done, direct)
 }

@@ -1,7 +1,10 @@
 // SMART App Launch discovery: the source's authorize and token endpoints, from
 // `{fhir_base_url}/.well-known/smart-configuration`, falling back to the CapabilityStatement's
 // oauth-uris extension. https://hl7.org/fhir/smart-app-launch/STU2/conformance.html
+// Through the outbound client: a redirect is followed (a few hops, each checked like the first).
 import { AppError } from '../errors'
+import type { Outbound } from '../net/client'
+import { OutboundRefused } from '../net/target'
 
 export interface SmartConfiguration {
   authorizationEndpoint: string
@@ -12,10 +15,24 @@ export interface SmartConfiguration {
 }
 
 const OAUTH_URIS = 'http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris'
-const TIMEOUT_MS = 10_000
+const REDIRECTS = 3
 
-export async function discoverSmart(fhirBaseUrl: string): Promise<SmartConfiguration> {
+export async function discoverSmart(outbound: Outbound, fhirBaseUrl: string): Promise<SmartConfiguration> {
   const base = fhirBaseUrl.replace(/\/+$/, '')
+  const getJson = async (url: string): Promise<any> => {
+    try {
+      const res = await outbound.fetch(url, { headers: { accept: 'application/json, application/fhir+json' }, followRedirects: REDIRECTS })
+      if (!res.ok) {
+        await res.discard()
+        return undefined
+      }
+      return await res.json()
+    } catch (err) {
+      // A refused target is the answer (a clear reason), not a missing configuration.
+      if (err instanceof OutboundRefused) throw new AppError('fault', `SMART discovery refused: ${err.message}`, { details: { code: 'oauth_error' } })
+      return undefined
+    }
+  }
   const wellKnown = await getJson(`${base}/.well-known/smart-configuration`)
   if (wellKnown?.authorization_endpoint && wellKnown?.token_endpoint) {
     return {
@@ -39,14 +56,4 @@ export async function discoverSmart(fhirBaseUrl: string): Promise<SmartConfigura
   throw new AppError('fault', `No SMART configuration at ${base} (neither .well-known/smart-configuration nor the CapabilityStatement's oauth-uris)`, {
     details: { code: 'oauth_error' },
   })
-}
-
-async function getJson(url: string): Promise<any> {
-  try {
-    const res = await fetch(url, { headers: { accept: 'application/json, application/fhir+json' }, signal: AbortSignal.timeout(TIMEOUT_MS) })
-    if (!res.ok) return undefined
-    return await res.json()
-  } catch {
-    return undefined
-  }
 }

@@ -2,10 +2,12 @@
 // CapabilityStatement lists the operation, else the Patient read and a compartment search per type
 // (https://hl7.org/fhir/R4/compartmentdefinition-patient.html); `next` links are followed; resources
 // referenced from outside the compartment (Practitioner, Organization, Location, Medication...) are
-// fetched by `_id` so that the stored copy resolves every reference it can.
+// fetched by `_id` so that the stored copy resolves every reference it can. A pull is bounded: at most
+// `maxPages` requests and `maxResources` resources (CONNECT_SYNC_MAX_PAGES, _RESOURCES), and a `next`
+// link already requested (a loop) ends it with an error.
 import { findReferences, localTarget } from '../fhir/bundle/references'
 import { patientCompartmentTypes } from '../fhir/search/compartment'
-import type { SourceSession } from './source-session'
+import { type SourceSession, sourceError } from './source-session'
 
 export interface PulledRecords {
   resources: any[]
@@ -13,34 +15,48 @@ export interface PulledRecords {
   requests: number
 }
 
+export interface PullLimits {
+  maxPages: number
+  maxResources: number
+}
+
 const PAGE = 200
 const PARALLEL = 6
 const ID_CHUNK = 50
 const REFERENCE_ROUNDS = 2
 
-export async function pullPatientRecords(s: SourceSession, patientId: string): Promise<PulledRecords> {
+export async function pullPatientRecords(s: SourceSession, patientId: string, limits: PullLimits): Promise<PulledRecords> {
   const found = new Map<string, any>()
+  const requested = new Set<string>()
   let requests = 0
+  const get = (pathOrUrl: string, isNext = false) => {
+    const url = s.resolve(pathOrUrl)
+    if (isNext && requested.has(url)) throw sourceError(`the source's next link ${url} was already requested in this sync (a paging loop)`)
+    if (requests >= limits.maxPages) throw sourceError(`the sync stopped after ${limits.maxPages} requests (CONNECT_SYNC_MAX_PAGES)`)
+    requested.add(url)
+    requests++
+    return s.getJson(url)
+  }
   const add = (r: any) => {
-    if (r?.resourceType && r.id && r.resourceType !== 'OperationOutcome') found.set(`${r.resourceType}/${r.id}`, r)
+    if (!r?.resourceType || !r.id || r.resourceType === 'OperationOutcome') return
+    found.set(`${r.resourceType}/${r.id}`, r)
+    if (found.size > limits.maxResources)
+      throw sourceError(`the source has more than ${limits.maxResources} resources for this patient (CONNECT_SYNC_MAX_RESOURCES)`)
   }
   const pages = async (first: string) => {
     let url: string | undefined = first
-    while (url) {
-      const bundle = await s.getJson(url)
-      requests++
+    for (let isNext = false; url; isNext = true) {
+      const bundle = await get(url, isNext)
       for (const e of bundle?.entry ?? []) add(e.resource)
       url = (bundle?.link ?? []).find((l: any) => l.relation === 'next')?.url
     }
   }
-  const cs = await s.getJson('metadata')
-  requests++
+  const cs = await get('metadata')
   const pid = encodeURIComponent(patientId)
   const everything = supportsEverything(cs)
   if (everything) await pages(`Patient/${pid}/$everything?_count=${PAGE}`)
   else {
-    add(await s.getJson(`Patient/${pid}`))
-    requests++
+    add(await get(`Patient/${pid}`))
     const offered = new Set(((cs?.rest?.[0]?.resource ?? []) as any[]).map((r) => r.type))
     const types = patientCompartmentTypes().filter((t) => offered.size === 0 || offered.has(t))
     await parallel(types, (t) => pages(`Patient/${pid}/${t}?_count=${PAGE}`))

@@ -8,14 +8,15 @@ import type { Sql } from '../db/client'
 import type { Repo } from '../fhir/repo/repo'
 import type { Jobs } from '../jobs/queues'
 import { log } from '../log'
+import type { Outbound } from '../net/client'
 import { type ConnectionRow, patientConnectionView, setConnectionStatus } from '../patients/connections'
 import { sourceCredentials } from '../patients/fhir-sources'
+import type { SecretCipher } from '../secrets/cipher'
 import { emitEvent } from '../webhooks/events'
 import { readTokens, saveTokens } from './connection-tokens'
 import { storeRecords } from './record-store'
 import { RefreshFailedError, SourceSession } from './source-session'
 import { pullPatientRecords } from './source-pull'
-import { TokenCipher } from './token-cipher'
 
 export interface SyncDeps {
   sql: Sql
@@ -23,6 +24,8 @@ export interface SyncDeps {
   config: Config
   secret: string
   jobs: Jobs
+  cipher: SecretCipher
+  outbound: Outbound
 }
 
 export interface SyncSummary {
@@ -48,10 +51,8 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
   const started = Date.now()
   const [row] = await deps.sql<SyncRow[]>`select * from connection where id = ${connectionId}`
   if (!row || row.status !== 'active') return { connectionId, outcome: 'skipped', durationMs: 0 }
-  const cipher = TokenCipher.from(deps.config.tokenEncryptionKey, deps.secret)
+  const { cipher } = deps
   const events = { sql: deps.sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }
-  const stored = readTokens(cipher, row)
-  const source = await sourceCredentials(deps.sql, row.fhir_source_id)
   await deps.sql`update connection set sync_status = 'running', sync_started_at = now() where id = ${connectionId}`
   const failed = async (message: string): Promise<SyncSummary> => {
     const durationMs = Date.now() - started
@@ -66,9 +67,12 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
     return { connectionId, outcome: 'failed', durationMs, error: message }
   }
   try {
+    const stored = readTokens(cipher, row)
+    const source = await sourceCredentials(deps.sql, cipher, row.fhir_source_id)
     if (!stored?.tokens.patient) return await failed('the connection has no access token or patient context')
     const session = new SourceSession({
       baseUrl: source.fhirBaseUrl,
+      outbound: deps.outbound,
       tokens: stored.tokens,
       client:
         stored.tokenEndpoint && source.clientId
@@ -76,7 +80,10 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
           : undefined,
       onRefresh: (t) => saveTokens(deps.sql, cipher, connectionId, t),
     })
-    const pulled = await pullPatientRecords(session, stored.tokens.patient)
+    const pulled = await pullPatientRecords(session, stored.tokens.patient, {
+      maxPages: deps.config.connectSyncMaxPages,
+      maxResources: deps.config.connectSyncMaxResources,
+    })
     const ctx = { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl ?? 'http://localhost'}/fhir`, secret: deps.secret }
     const result = await storeRecords(
       ctx,
@@ -115,8 +122,9 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
     }
   } catch (err) {
     if (err instanceof RefreshFailedError) {
-      const updated = await setConnectionStatus(deps.sql, connectionId, 'refresh_failed')
+      // The sync's error first: whoever sees refresh_failed also sees why.
       await deps.sql`update connection set sync_status = 'failed', sync_error = ${`token refresh failed: ${err.message}`} where id = ${connectionId}`
+      const updated = await setConnectionStatus(deps.sql, connectionId, 'refresh_failed')
       await emitEvent(events, row.organization_id, 'connection.token_refresh_failed', patientConnectionView(updated))
       return { connectionId, outcome: 'refresh_failed', durationMs: Date.now() - started, error: err.message }
     }

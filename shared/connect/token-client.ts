@@ -1,7 +1,10 @@
 // Token requests to the source: the authorization-code exchange and refresh, as a confidential client
-// (client_secret through HTTP Basic) or a public one (client_id in the body).
+// (client_secret through HTTP Basic) or a public one (client_id in the body), through the outbound
+// client (no redirect followed: a token request carries the client secret and the code).
 // https://hl7.org/fhir/smart-app-launch/STU2/app-launch.html#obtain-access-token
 import { AppError } from '../errors'
+import type { Outbound } from '../net/client'
+import type { OutboundResponse } from '../net/response'
 
 export interface SmartClient {
   tokenEndpoint: string
@@ -20,31 +23,30 @@ export interface TokenSet {
   patient?: string
 }
 
-const TIMEOUT_MS = 15_000
-
-export function exchangeCode(client: SmartClient, code: string, redirectUri: string, codeVerifier: string): Promise<TokenSet> {
-  return tokenRequest(client, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier })
+export function exchangeCode(outbound: Outbound, client: SmartClient, code: string, redirectUri: string, codeVerifier: string): Promise<TokenSet> {
+  return tokenRequest(outbound, client, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier })
 }
 
 /** A refresh keeps the previous refresh token when the source does not issue a new one. */
-export async function refreshTokens(client: SmartClient, refreshToken: string): Promise<TokenSet> {
-  const t = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: refreshToken })
+export async function refreshTokens(outbound: Outbound, client: SmartClient, refreshToken: string): Promise<TokenSet> {
+  const t = await tokenRequest(outbound, client, { grant_type: 'refresh_token', refresh_token: refreshToken })
   return { ...t, refreshToken: t.refreshToken ?? refreshToken }
 }
 
-async function tokenRequest(client: SmartClient, params: Record<string, string>): Promise<TokenSet> {
+async function tokenRequest(outbound: Outbound, client: SmartClient, params: Record<string, string>): Promise<TokenSet> {
   const body = new URLSearchParams(params)
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }
   // https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1: client_id and secret form-encoded, then Basic.
   if (client.clientSecret) headers.authorization = `Basic ${btoa(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`)}`
   else body.set('client_id', client.clientId)
-  let res: Response
+  let res: OutboundResponse
+  let json: any
   try {
-    res = await fetch(client.tokenEndpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(TIMEOUT_MS) })
+    res = await outbound.fetch(client.tokenEndpoint, { method: 'POST', headers, body: body.toString() })
+    json = await res.json().catch(() => undefined)
   } catch (err) {
-    throw tokenError(`token endpoint unreachable: ${(err as Error).message}`, undefined)
+    throw tokenError(`token endpoint: ${(err as Error).message}`, undefined)
   }
-  const json = (await res.json().catch(() => undefined)) as any
   if (!res.ok || typeof json?.access_token !== 'string') {
     throw tokenError(`token request failed with ${res.status}${json?.error ? `: ${json.error}` : ''}`, json?.error)
   }

@@ -1,7 +1,12 @@
 // The catalog of FHIR sources (connection targets), managed by operators. The API shows name, type and
 // URLs; the SMART client credentials (client_id, client_secret, scopes) are read by the connect flow
-// through sourceCredentials() and never returned by the API.
+// through sourceCredentials() and never returned by the API; the client secret is sealed at rest. A
+// base URL the outbound client would refuse (loopback, private, metadata... unless OUTBOUND_ALLOW names
+// it) is refused here already.
 import type { Sql } from '../db/client'
+import type { Outbound } from '../net/client'
+import { OutboundRefused } from '../net/target'
+import type { SecretCipher } from '../secrets/cipher'
 import { apiError, badRequest, invalidData, notFound } from './api-error'
 import { newId } from './ids'
 import { type ListCursor, type ListPage, type ListQuery } from './list-page'
@@ -25,6 +30,13 @@ export interface FhirSourceInput {
   client_id?: string | null
   client_secret?: string | null
   scopes?: string | null
+}
+
+/** What writing the catalog needs besides the database. */
+export interface CatalogDeps {
+  sql: Sql
+  cipher: SecretCipher
+  outbound: Outbound
 }
 
 export interface SourceCredentials {
@@ -70,7 +82,7 @@ export function isHttpUrl(s: string): boolean {
   }
 }
 
-export async function createFhirSource(sql: Sql, input: FhirSourceInput): Promise<FhirSource> {
+export async function createFhirSource({ sql, cipher, outbound }: CatalogDeps, input: FhirSourceInput): Promise<FhirSource> {
   if (!input.name?.trim()) throw badRequest('name is required', 'name')
   for (const f of ['fhir_base_url', 'logo_url', 'portal_url'] as const) {
     const v = input[f]
@@ -78,10 +90,12 @@ export async function createFhirSource(sql: Sql, input: FhirSourceInput): Promis
   }
   if (!input.fhir_base_url) throw badRequest('fhir_base_url is required', 'fhir_base_url')
   const base = normalizeBaseUrl(input.fhir_base_url)
+  await checkReachable(outbound, base)
+  const secret = input.client_secret ? cipher.seal(input.client_secret) : null
   const [row] = await sql<SourceRow[]>`
     insert into fhir_source (id, name, type, fhir_base_url, logo_url, portal_url, client_id, client_secret, scopes)
     values (${newId('fhirsrc')}, ${input.name}, ${input.type ?? null}, ${base}, ${input.logo_url ?? null}, ${input.portal_url ?? null},
-            ${input.client_id ?? null}, ${input.client_secret ?? null}, ${input.scopes ?? null})
+            ${input.client_id ?? null}, ${secret}, ${input.scopes ?? null})
     on conflict (fhir_base_url) do nothing
     returning id, name, type, fhir_base_url, logo_url, portal_url, created_at, seq::text`
   if (!row) throw apiError('conflict', 'resource_conflict', `A FHIR source with fhir_base_url ${base} already exists`, 'fhir_base_url')
@@ -89,7 +103,7 @@ export async function createFhirSource(sql: Sql, input: FhirSourceInput): Promis
 }
 
 /** Changes the given fields of a source (operators); absent fields are kept. */
-export async function updateFhirSource(sql: Sql, id: string, input: Partial<FhirSourceInput>): Promise<FhirSource> {
+export async function updateFhirSource({ sql, cipher, outbound }: CatalogDeps, id: string, input: Partial<FhirSourceInput>): Promise<FhirSource> {
   const current = await sql<(SourceRow & { client_id: string | null; client_secret: string | null; scopes: string | null })[]>`
     select *, seq::text from fhir_source where id = ${id}`
   if (!current[0]) throw notFound('FHIR source', id)
@@ -99,10 +113,13 @@ export async function updateFhirSource(sql: Sql, id: string, input: Partial<Fhir
     const v = next[f]
     if (v !== null && !isHttpUrl(v)) throw invalidData(f, `${f} must be an http(s) URL`)
   }
+  const base = normalizeBaseUrl(next.fhir_base_url)
+  if (base !== c.fhir_base_url) await checkReachable(outbound, base)
+  const secret = input.client_secret === undefined ? c.client_secret : input.client_secret === null ? null : cipher.seal(input.client_secret)
   const [row] = await sql<SourceRow[]>`
-    update fhir_source set name = ${next.name}, type = ${next.type}, fhir_base_url = ${normalizeBaseUrl(next.fhir_base_url)},
+    update fhir_source set name = ${next.name}, type = ${next.type}, fhir_base_url = ${base},
       logo_url = ${next.logo_url}, portal_url = ${next.portal_url}, client_id = ${next.client_id},
-      client_secret = ${next.client_secret}, scopes = ${next.scopes}
+      client_secret = ${secret}, scopes = ${next.scopes}
     where id = ${id}
     returning id, name, type, fhir_base_url, logo_url, portal_url, created_at, seq::text`
   return sourceView(row)
@@ -137,11 +154,22 @@ export async function resolveSourceIds(sql: Sql, idsOrUrls: string[], param: str
 }
 
 /** For the connect flow: where the source is and the SMART client credentials to use with it. */
-export async function sourceCredentials(sql: Sql, id: string): Promise<SourceCredentials> {
+export async function sourceCredentials(sql: Sql, cipher: SecretCipher, id: string): Promise<SourceCredentials> {
   const [row] = await sql<{ id: string; fhir_base_url: string; client_id: string | null; client_secret: string | null; scopes: string | null }[]>`
     select id, fhir_base_url, client_id, client_secret, scopes from fhir_source where id = ${id}`
   if (!row) throw notFound('FHIR source', id)
-  return { id: row.id, fhirBaseUrl: row.fhir_base_url, clientId: row.client_id, clientSecret: row.client_secret, scopes: row.scopes }
+  const clientSecret = row.client_secret === null ? null : cipher.open(row.client_secret)
+  return { id: row.id, fhirBaseUrl: row.fhir_base_url, clientId: row.client_id, clientSecret, scopes: row.scopes }
+}
+
+/** A base URL the connect flow could never reach (a refused target) is a 400 naming fhir_base_url. */
+async function checkReachable(outbound: Outbound, base: string): Promise<void> {
+  try {
+    await outbound.checkUrl(base)
+  } catch (err) {
+    if (err instanceof OutboundRefused) throw invalidData('fhir_base_url', `fhir_base_url is refused: ${err.message}`)
+    throw err
+  }
 }
 
 /** GET /connections: `q` (case-insensitive substring of the name) and `type` (exact). */

@@ -68,15 +68,15 @@ export const EXPIRES_IN = { min: 60, max: 86_400, default: 1_800 }
 
 const PREFIX = { patient_flow: 'pf', session: 'sess' } as const
 
-/** The address of a flow's hosted page. */
-export const flowUrl = (publicBaseUrl: string, id: string) => `${publicBaseUrl}/connect/${id}`
+/** The address of a flow's hosted page (with its own token: connect/page-token.ts). */
+export type FlowPageUrl = (flowId: string) => string
 
-export function flowView(r: FlowRow, connections: FlowConnection[], publicBaseUrl: string): PatientFlow {
+export function flowView(r: FlowRow, connections: FlowConnection[], pageUrl: FlowPageUrl): PatientFlow {
   return {
     id: r.id,
     resource_type: r.kind,
     status: r.status,
-    url: flowUrl(publicBaseUrl, r.id),
+    url: pageUrl(r.id),
     patient_id: r.patient_id,
     connection_id: r.connection_id,
     recommended_connection_ids: r.recommended_connection_ids,
@@ -105,7 +105,7 @@ const selectFlow = (sql: Sql) => sql`
   from patient_flow f`
 
 /** Creates a flow or session, upserting its patient, in one transaction. */
-export async function createFlow(sql: Sql, organizationId: string, kind: FlowKind, input: FlowInput, publicBaseUrl: string): Promise<PatientFlow> {
+export async function createFlow(sql: Sql, organizationId: string, kind: FlowKind, input: FlowInput, pageUrl: FlowPageUrl): Promise<PatientFlow> {
   const patientId = checkPatientId(input.patient_id)
   const email = checkEmail(input.patient_email, 'patient_email')
   const name = checkName(input.patient_name, 'patient_name')
@@ -133,7 +133,7 @@ export async function createFlow(sql: Sql, organizationId: string, kind: FlowKin
                 return_button_label, metadata, expires_at, created_at, seq::text`
     return r
   })
-  return flowView(row as FlowRow, [], publicBaseUrl)
+  return flowView(row as FlowRow, [], pageUrl)
 }
 
 /** Any flow or session by id, whatever its organization (for the hosted page); undefined if unknown. */
@@ -143,10 +143,10 @@ export async function loadFlow(sql: Sql, id: string): Promise<FlowRow | undefine
 }
 
 /** A flow (or session) of the organization, rendered with its connections; 404 otherwise. */
-export async function getFlow(sql: Sql, organizationId: string, kind: FlowKind, id: string, publicBaseUrl: string): Promise<PatientFlow> {
+export async function getFlow(sql: Sql, organizationId: string, kind: FlowKind, id: string, pageUrl: FlowPageUrl): Promise<PatientFlow> {
   const [row] = await sql<FlowRow[]>`${selectFlow(sql)} where f.id = ${id} and f.organization_id = ${organizationId} and f.kind = ${kind}`
   if (!row) throw notFound(kind === 'session' ? 'session' : 'patient flow', id, 'id')
-  return flowView(row, row.connections ?? [], publicBaseUrl)
+  return flowView(row, row.connections ?? [], pageUrl)
 }
 
 /** GET /patients/{id}/patient-flows and /sessions: newest first, optional effective-status filter. */
@@ -158,7 +158,7 @@ export async function listFlows(
   cursor: ListCursor,
   q: ListQuery,
   status: FlowStatus | undefined,
-  publicBaseUrl: string,
+  pageUrl: FlowPageUrl,
 ): Promise<ListPage<PatientFlow>> {
   const byStatus =
     status === 'open'
@@ -176,7 +176,7 @@ export async function listFlows(
     limit ${q.limit + 1}`
   // An unknown patient (or another organization's) is 404, not an empty list; only an empty page asks.
   if (rows.length === 0) await getPatient(sql, organizationId, patientId)
-  return cursor.page(rows, q.limit, (r) => flowView(r, r.connections ?? [], publicBaseUrl))
+  return cursor.page(rows, q.limit, (r) => flowView(r, r.connections ?? [], pageUrl))
 }
 
 /**

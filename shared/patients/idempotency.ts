@@ -1,8 +1,10 @@
 // Saved responses of POSTs sent with an Idempotency-Key (Stripe's semantics,
 // https://docs.stripe.com/api/idempotent_requests): the first request with a key reserves it and its
 // response is saved; the same key with the same request replays that response for 24 hours; the same
-// key with another request, or while the first is still running, is 409 idempotency_error.
+// key with another request, or while the first is still running, is 409 idempotency_error. A saved
+// answer is sealed (it may hold a secret shown once, such as a webhook signing secret).
 import type { Sql } from '../db/client'
+import type { SecretCipher } from '../secrets/cipher'
 import { apiError } from './api-error'
 
 export const IDEMPOTENCY_TTL_HOURS = 24
@@ -19,7 +21,7 @@ export function requestHash(method: string, path: string, body: string): string 
 }
 
 /** Reserves the key for this request, or answers the saved response to replay. */
-export async function beginIdempotent(sql: Sql, organizationId: string, key: string, hash: string): Promise<IdempotencyBegin> {
+export async function beginIdempotent(sql: Sql, cipher: SecretCipher, organizationId: string, key: string, hash: string): Promise<IdempotencyBegin> {
   // A reservation older than the TTL is taken over as if new.
   const [won] = await sql`
     insert into idempotency_key (organization_id, key, request_hash) values (${organizationId}, ${key}, ${hash})
@@ -29,7 +31,7 @@ export async function beginIdempotent(sql: Sql, organizationId: string, key: str
   if (won) return { kind: 'new' }
   const [row] = await sql<{ request_hash: string; status: number | null; response: string | null }[]>`
     select request_hash, status, response from idempotency_key where organization_id = ${organizationId} and key = ${key}`
-  if (!row) return beginIdempotent(sql, organizationId, key, hash) // released meanwhile
+  if (!row) return beginIdempotent(sql, cipher, organizationId, key, hash) // released meanwhile
   if (row.request_hash !== hash)
     throw apiError(
       'conflict',
@@ -39,11 +41,11 @@ export async function beginIdempotent(sql: Sql, organizationId: string, key: str
     )
   if (row.status === null || row.response === null)
     throw apiError('conflict', 'idempotency_key_in_use', `A request with Idempotency-Key '${key}' is still being processed; retry later`, 'Idempotency-Key')
-  return { kind: 'replay', status: row.status, body: row.response }
+  return { kind: 'replay', status: row.status, body: cipher.open(row.response) }
 }
 
-export async function saveIdempotent(sql: Sql, organizationId: string, key: string, status: number, body: string): Promise<void> {
-  await sql`update idempotency_key set status = ${status}, response = ${body} where organization_id = ${organizationId} and key = ${key}`
+export async function saveIdempotent(sql: Sql, cipher: SecretCipher, organizationId: string, key: string, status: number, body: string): Promise<void> {
+  await sql`update idempotency_key set status = ${status}, response = ${cipher.seal(body)} where organization_id = ${organizationId} and key = ${key}`
 }
 
 /** Frees the key (the request failed validation and ran nothing): a retry may use it again. */

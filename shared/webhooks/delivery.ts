@@ -2,11 +2,16 @@
 // five seconds is success. Each attempt is recorded; a failure schedules the next attempt after the
 // schedule's next delay, and after the last one the endpoint is disabled (no event is emitted).
 // ../shared/notes/patient-api.md §6.2 (Delivery behaviour).
-import type { TokenCipher } from '../connect/token-cipher'
+// The POST goes through the outbound client, which checks the endpoint's address again now (DNS may
+// have changed since registration) and follows no redirect. A refused target is recorded with its
+// reason and nothing is sent, so the events view shows an answer's excerpt only from allowed targets.
 import type { Sql } from '../db/client'
 import type { PayloadOf } from '../jobs/definition'
 import type { Jobs } from '../jobs/queues'
 import { log } from '../log'
+import type { Outbound } from '../net/client'
+import { OutboundRefused } from '../net/target'
+import type { SecretCipher } from '../secrets/cipher'
 import type { WebhookDeliveryJob } from './delivery-job'
 import { scheduleDelivery } from './schedule-delivery'
 import { SIGNATURE_HEADER, signatureHeader } from './signature'
@@ -14,7 +19,8 @@ import { SIGNATURE_HEADER, signatureHeader } from './signature'
 export interface DeliveryDeps {
   sql: Sql
   jobs: Jobs
-  cipher: TokenCipher
+  cipher: SecretCipher
+  outbound: Outbound
   retryDelaysMs: number[]
 }
 
@@ -34,21 +40,20 @@ export async function deliverEvent(deps: DeliveryDeps, job: PayloadOf<typeof Web
   let response: string | null = null
   let error: string | null = null
   try {
-    const res = await fetch(ev.url, {
+    const res = await deps.outbound.fetch(ev.url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         'user-agent': 'fhir-platform-webhooks/1',
-        [SIGNATURE_HEADER]: signatureHeader(deps.cipher.decrypt(ev.secret), ev.payload),
+        [SIGNATURE_HEADER]: signatureHeader(deps.cipher.open(ev.secret), ev.payload),
       },
       body: ev.payload,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      timeoutMs: DELIVERY_TIMEOUT_MS,
     })
     status = res.status
-    response = (await res.text().catch(() => '')).slice(0, RESPONSE_LIMIT)
+    response = await res.excerpt(RESPONSE_LIMIT)
   } catch (err) {
-    error = (err as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY_TIMEOUT_MS} ms` : String((err as Error).message)
+    error = err instanceof OutboundRefused ? `not sent: ${err.message}` : String((err as Error).message)
   }
   const ok = status !== null && status >= 200 && status < 300
   const last = job.attempt >= deps.retryDelaysMs.length

@@ -1,14 +1,25 @@
 // Webhook endpoints of an organization (`wh_`): create, list, get, update, delete, rotate secret. The
-// signing secret (`whsec_`) is shown once, on create and on rotate, and stored encrypted.
+// signing secret (`whsec_`) is shown once, on create and on rotate, and stored sealed. An endpoint URL
+// the outbound client would refuse (loopback, private, link-local, metadata... unless OUTBOUND_ALLOW
+// names it) is refused at registration; delivery checks again at send time.
 // ../shared/notes/patient-api.md §6.2 (Endpoint object, Management operations).
 import { randomBytes } from 'node:crypto'
-import type { TokenCipher } from '../connect/token-cipher'
 import type { Sql } from '../db/client'
+import type { Outbound } from '../net/client'
+import { OutboundRefused } from '../net/target'
 import { badRequest, invalidData, notFound } from '../patients/api-error'
 import { newId } from '../patients/ids'
 import type { ListCursor, ListPage, ListQuery } from '../patients/list-page'
 import { checkMetadata, type Metadata } from '../patients/patient-fields'
+import type { SecretCipher } from '../secrets/cipher'
 import { isEventType } from './event-types'
+
+/** What managing endpoints needs besides the database. */
+export interface EndpointDeps {
+  sql: Sql
+  cipher: SecretCipher
+  outbound: Outbound
+}
 
 export type EndpointStatus = 'active' | 'disabled'
 
@@ -68,8 +79,7 @@ const view = (r: EndpointRow, secret?: string): WebhookEndpoint => ({
 const newSecret = () => `whsec_${randomBytes(24).toString('base64url')}`
 
 export async function createEndpoint(
-  sql: Sql,
-  cipher: TokenCipher,
+  { sql, cipher, outbound }: EndpointDeps,
   organizationId: string,
   apiVersion: string,
   input: EndpointInput,
@@ -77,14 +87,14 @@ export async function createEndpoint(
   if (input.url === undefined) throw badRequest('url is required', 'url')
   if (input.events === undefined) throw badRequest('events is required', 'events')
   if (input.status !== undefined) throw badRequest('status cannot be set on create', 'status')
-  const url = checkUrl(input.url)
+  const url = await checkUrl(outbound, input.url)
   const events = checkEvents(input.events)
   const description = checkDescription(input.description)
   const metadata = checkMetadata(input.metadata)
   const secret = newSecret()
   const [row] = await sql<EndpointRow[]>`
     insert into webhook_endpoint (id, organization_id, url, events, description, metadata, api_version, secret)
-    values (${newId('wh')}, ${organizationId}, ${url}, ${events}, ${description}, ${sql.json(metadata)}, ${apiVersion}, ${cipher.encrypt(secret)})
+    values (${newId('wh')}, ${organizationId}, ${url}, ${events}, ${description}, ${sql.json(metadata)}, ${apiVersion}, ${cipher.seal(secret)})
     returning ${sql.unsafe(COLUMNS)}`
   return view(row, secret)
 }
@@ -102,14 +112,20 @@ export async function getEndpoint(sql: Sql, organizationId: string, id: string):
 }
 
 /** PATCH: the given fields change; `api_version` is immutable. `status: "active"` re-enables. */
-export async function updateEndpoint(sql: Sql, organizationId: string, id: string, input: EndpointInput & { api_version?: unknown }): Promise<WebhookEndpoint> {
+export async function updateEndpoint(
+  { sql, outbound }: Omit<EndpointDeps, 'cipher'>,
+  organizationId: string,
+  id: string,
+  input: EndpointInput & { api_version?: unknown },
+): Promise<WebhookEndpoint> {
   if (input.api_version !== undefined) throw badRequest('api_version is pinned at registration and cannot change', 'api_version')
   const cur = await endpointRow(sql, organizationId, id)
   const status = input.status === undefined ? cur.status : input.status
   if (status !== 'active' && status !== 'disabled') throw invalidData('status', "status must be 'active' or 'disabled'")
+  const url = input.url === undefined ? cur.url : await checkUrl(outbound, input.url)
   const [row] = await sql<EndpointRow[]>`
     update webhook_endpoint set
-      url = ${input.url === undefined ? cur.url : checkUrl(input.url)},
+      url = ${url},
       events = ${input.events === undefined ? cur.events : checkEvents(input.events)},
       description = ${input.description === undefined ? cur.description : checkDescription(input.description)},
       metadata = ${sql.json(input.metadata === undefined ? cur.metadata : checkMetadata(input.metadata))},
@@ -127,10 +143,10 @@ export async function deleteEndpoint(sql: Sql, organizationId: string, id: strin
 }
 
 /** A new secret replaces the old one at once; it is returned this once. */
-export async function rotateSecret(sql: Sql, cipher: TokenCipher, organizationId: string, id: string): Promise<WebhookEndpoint> {
+export async function rotateSecret({ sql, cipher }: Omit<EndpointDeps, 'outbound'>, organizationId: string, id: string): Promise<WebhookEndpoint> {
   const secret = newSecret()
   const [row] = await sql<EndpointRow[]>`
-    update webhook_endpoint set secret = ${cipher.encrypt(secret)}, updated_at = date_trunc('milliseconds', now())
+    update webhook_endpoint set secret = ${cipher.seal(secret)}, updated_at = date_trunc('milliseconds', now())
     where id = ${id} and organization_id = ${organizationId}
     returning ${sql.unsafe(COLUMNS)}`
   if (!row) throw notFound('webhook endpoint', id, 'id')
@@ -143,8 +159,8 @@ export async function endpointRow(sql: Sql, organizationId: string, id: string):
   return row
 }
 
-/** HTTPS; plain http only to localhost (development). */
-function checkUrl(v: unknown): string {
+/** HTTPS to a target the outbound client allows; plain http only to one OUTBOUND_ALLOW names (development). */
+async function checkUrl(outbound: Outbound, v: unknown): Promise<string> {
   if (typeof v !== 'string') throw invalidData('url', 'url must be a string')
   let u: URL
   try {
@@ -152,8 +168,15 @@ function checkUrl(v: unknown): string {
   } catch {
     throw invalidData('url', 'url must be an absolute URL')
   }
-  const local = ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname)
-  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && local)) throw invalidData('url', 'url must use https (http only for localhost)')
+  let allowListed: boolean
+  try {
+    ;({ allowListed } = await outbound.checkUrl(u.toString()))
+  } catch (err) {
+    if (err instanceof OutboundRefused) throw invalidData('url', `url is refused: ${err.message}`)
+    throw err
+  }
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && allowListed))
+    throw invalidData('url', 'url must use https (plain http only to a development target that OUTBOUND_ALLOW names)')
   return u.toString()
 }
 

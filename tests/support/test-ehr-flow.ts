@@ -1,5 +1,6 @@
 // Steps of the connect flow over HTTP, shared by the connect tests: an organization with the test EHR
 // in its catalog, a flow, the Connect button, the EHR's answer, the callback, and waiting for a sync.
+// The patient's browser is `browserFetch`: it keeps the cookies our pages set (the sign-in binding).
 import { expect } from 'bun:test'
 import { call, createOrg, createSource, type Org } from '../patients-client'
 import type { TestServer } from '../harness'
@@ -28,23 +29,42 @@ export async function createFlow(s: TestServer, org: Org, body: Record<string, u
   return res.json() as any
 }
 
-/** Presses Connect for `sourceId` on the flow page: answers the authorize URL at the EHR. */
-export async function pressConnect(s: TestServer, flowId: string, sourceId: string): Promise<URL> {
-  const res = await fetch(`${s.base}/connect/${flowId}/authorize`, {
+const cookies = new Map<string, string>()
+
+/** fetch() as the patient's browser: sends the cookies earlier answers set, keeps new ones; no redirect followed. */
+export async function browserFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers)
+  if (cookies.size) headers.set('cookie', [...cookies].map(([k, v]) => `${k}=${v}`).join('; '))
+  const res = await fetch(url, { redirect: 'manual', ...init, headers })
+  for (const c of res.headers.getSetCookie()) {
+    const [pair] = c.split(';')
+    const i = pair.indexOf('=')
+    cookies.set(pair.slice(0, i), pair.slice(i + 1))
+  }
+  return res
+}
+
+/** Presses Connect for `sourceId` on the flow's page: answers the authorize URL at the EHR. */
+export async function pressConnect(flow: { url: string }, sourceId: string): Promise<URL> {
+  const res = await browserFetch(`${flow.url}/authorize`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ source_id: sourceId }),
-    redirect: 'manual',
   })
   expect(res.status).toBe(303)
   return new URL(res.headers.get('location') as string)
 }
 
-/** Follows the EHR's authorize answer (approve or deny set on the EHR) back to our callback. */
+/** Follows the EHR's authorize answer (approve or deny set on the EHR) back to our callback, in the patient's browser. */
 export async function throughEhr(authorize: URL): Promise<Response> {
   const atEhr = await fetch(authorize, { redirect: 'manual' })
   expect(atEhr.status).toBe(302)
-  return fetch(atEhr.headers.get('location') as string, { redirect: 'manual' })
+  return browserFetch(atEhr.headers.get('location') as string)
+}
+
+/** Presses Done on the flow's page. */
+export function pressDone(flow: { url: string }): Promise<Response> {
+  return browserFetch(`${flow.url}/done`, { method: 'POST' })
 }
 
 export async function flowConnections(s: TestServer, org: Org, flowId: string): Promise<any[]> {

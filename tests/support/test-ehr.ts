@@ -36,15 +36,22 @@ export interface TestEhr {
   paths: string[]
   /** The FHIR endpoint answers 503 to everything but metadata (a source that is down). */
   failFhir: boolean
+  /** A hostile source: answers an authorized FHIR read itself when it returns a Response (path after /fhir, with the query). */
+  intercept?: (path: string) => Response | undefined
   /** How /authorize answers: the consent page, or an immediate approval or denial. */
   decision: Decision
   counts: { authorize: number; codeGrants: number; refreshGrants: number; fhirRequests: number; rejected: number }
+  /** Every access and refresh token issued and PKCE verifier received (secrets a client must not store in plain text). */
+  secrets: string[]
   /** The backing FHIR server (our own server, second instance). */
   source: TestServer
   expireAccessTokens(): void
   revokeRefreshTokens(): void
   stop(): Promise<void>
 }
+
+/** The test EHR and webhook receivers listen on 127.0.0.1: a server that calls them must allow it. */
+export const LOCAL_EHR = { OUTBOUND_ALLOW: '127.0.0.1' }
 
 export const SMALL_PATIENT = 'Alberto_Atencio_fc712d1f-5a2e-4407-9c55-a2a2bad623c2.json'
 export const LARGE_PATIENT = 'Austin_Franecki_f23eef30-acb2-49da-8091-159b61dc1ed5.json'
@@ -78,6 +85,7 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
     const refreshToken = randomBytes(16).toString('hex')
     access.set(accessToken, Date.now() + lifetime * 1000)
     refresh.add(refreshToken)
+    ehr.secrets.push(accessToken, refreshToken)
     return { access_token: accessToken, token_type: 'Bearer', expires_in: lifetime, scope, refresh_token: refreshToken, patient: patientId }
   }
 
@@ -93,6 +101,7 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
     paths: [],
     decision: 'page',
     counts: { authorize: 0, codeGrants: 0, refreshGrants: 0, fhirRequests: 0, rejected: 0 },
+    secrets: [],
     source,
     expireAccessTokens() {
       for (const k of access.keys()) access.set(k, 0)
@@ -195,6 +204,7 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
       c.used = true
       if (c.redirectUri !== form.get('redirect_uri')) return fail('invalid_grant')
       const verifier = form.get('code_verifier') ?? ''
+      ehr.secrets.push(verifier)
       if (createHash('sha256').update(verifier).digest('base64url') !== c.challenge) return fail('invalid_grant')
       ehr.counts.codeGrants++
       return Response.json(issue(c.scope))
@@ -224,6 +234,8 @@ export async function startTestEhr(opts: TestEhrOptions = {}): Promise<TestEhr> 
     }
     ehr.counts.fhirRequests++
     ehr.paths.push(`${rest}${url.search}`)
+    const intercepted = isMetadata ? undefined : ehr.intercept?.(`${rest}${url.search}`)
+    if (intercepted) return intercepted
     const res = await source.fhirFetch(`${rest}${url.search}`, { headers: { accept: 'application/fhir+json' } })
     let text = (await res.text()).replaceAll(source.fhir, ehr.fhirBase)
     if (isMetadata && res.ok) {
