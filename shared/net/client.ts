@@ -111,7 +111,7 @@ export class Outbound {
         // The certificate is verified for the name the URL gave, not the address connected to.
         tls: target.named && target.url.protocol === 'https:' ? { serverName: target.url.hostname } : undefined,
         // A proxy would resolve the name again itself.
-        proxy: false as never,
+        proxy: false,
       })
     } catch (err) {
       throw new OutboundFailed(failureText(err, target.url, timeoutMs))
