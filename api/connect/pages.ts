@@ -58,8 +58,13 @@ export function connectPages(deps: AppDeps) {
     const location = await startAuthorization(core, flow, sourceId, redirectUri(), binding)
     const res = see(location, status)
     if (binding !== known) {
-      const secure = deps.publicBase().startsWith('https:') ? '; Secure' : ''
-      res.headers.append('set-cookie', `${BINDING_COOKIE}=${binding}; Path=/connect; Max-Age=86400; HttpOnly; SameSite=Lax${secure}`)
+      // The browser sees the public base: its path (behind a proxy) and scheme decide Path and Secure.
+      const base = new URL(deps.publicBase())
+      const secure = base.protocol === 'https:' ? '; Secure' : ''
+      res.headers.append(
+        'set-cookie',
+        `${BINDING_COOKIE}=${binding}; Path=${base.pathname.replace(/\/$/, '')}/connect; Max-Age=86400; HttpOnly; SameSite=Lax${secure}`,
+      )
     }
     return res
   }
