@@ -1,9 +1,9 @@
-// API keys from the command line: `bun run keys create <label> [read,write,admin]`, `list`, `revoke <id>`.
+// API keys from the command line: `bun run keys create <label> [read,write,admin,export]`, `list`, `revoke <id>`.
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type Scope } from '../shared/auth/api-keys'
 import { configOrExit, openRuntime } from '../shared/runtime'
 
 const [cmd, ...args] = process.argv.slice(2)
-const usage = 'usage: bun run keys create <label> [scopes: read,write,admin] | list | revoke <id>'
+const usage = 'usage: bun run keys create <label> [scopes: read,write,admin,export] | list | revoke <id>'
 const rt = await openRuntime(configOrExit())
 try {
   if (cmd === 'create' && args[0]) {

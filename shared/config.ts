@@ -43,6 +43,13 @@ export const Env = Type.Object({
   CONNECT_RESYNC_INTERVAL_MS: Type.Optional(Int),
   EXPORT_INLINE_MAX: Type.Optional(Int),
   XML_RENDER_CACHE_MB: Type.Optional(Int),
+  BULK_STORAGE_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  BULK_FILE_TTL_HOURS: Type.Optional(Int),
+  BULK_EXPORT_FILE_MAX_BYTES: Type.Optional(Int),
+  BULK_IMPORT_ORIGINS: Type.Optional(Type.String()),
+  BULK_IMPORT_MAX_LINE_BYTES: Type.Optional(Int),
+  BULK_IMPORT_MAX_INPUT_BYTES: Type.Optional(Int),
+  BULK_IMPORT_IDLE_TIMEOUT_MS: Type.Optional(Int),
 })
 export type Env = Static<typeof Env>
 
@@ -105,6 +112,26 @@ export interface Config {
   exportInlineMax: number
   /** Memory for FHIR XML recently written from stored JSON, per API process (0: none). */
   xmlRenderCacheBytes: number
+  /** Bulk Data ($export, $import) settings: shared/bulk/. */
+  bulk: BulkConfig
+}
+
+export interface BulkConfig {
+  /** Folder of the Bulk Data files, shared by every API node; unset: PostgreSQL (cluster form) or a folder
+   *  beside the embedded database. */
+  storageDir?: string
+  /** Files (and the status of their job) are kept this long after the job ends. */
+  fileTtlMs: number
+  /** An export file is split once it holds this many bytes. */
+  exportFileMaxBytes: number
+  /** Origins (`https://host[:port]`) $import may fetch NDJSON from; none: $import by URL is refused. */
+  importOrigins: string[]
+  /** Longest NDJSON line $import reads (a longer one is reported as an error and skipped unread). */
+  importMaxLineBytes: number
+  /** Largest input $import reads from one URL. */
+  importMaxInputBytes: number
+  /** An input that sends nothing for this long is abandoned (the job fails, resumable). */
+  importIdleTimeoutMs: number
 }
 
 export class ConfigError extends Error {}
@@ -159,6 +186,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     connectResyncIntervalMs: Number(e.CONNECT_RESYNC_INTERVAL_MS ?? 6 * 3600_000),
     exportInlineMax: Number(e.EXPORT_INLINE_MAX ?? 5000),
     xmlRenderCacheBytes: Number(e.XML_RENDER_CACHE_MB ?? 32) * 1024 * 1024,
+    bulk: {
+      storageDir: e.BULK_STORAGE_DIR,
+      fileTtlMs: Number(e.BULK_FILE_TTL_HOURS ?? 24) * 3600_000,
+      exportFileMaxBytes: Number(e.BULK_EXPORT_FILE_MAX_BYTES ?? 256 * 1024 * 1024),
+      importOrigins: parseOrigins(e.BULK_IMPORT_ORIGINS ?? ''),
+      importMaxLineBytes: Number(e.BULK_IMPORT_MAX_LINE_BYTES ?? 16 * 1024 * 1024),
+      importMaxInputBytes: Number(e.BULK_IMPORT_MAX_INPUT_BYTES ?? 64 * 1024 ** 3),
+      importIdleTimeoutMs: Number(e.BULK_IMPORT_IDLE_TIMEOUT_MS ?? 60_000),
+    },
   }
   if (cfg.port < 1 || cfg.port > 65535) throw new ConfigError(`Invalid configuration: PORT=${e.PORT}: must be 1-65535`)
   if (cfg.defaultPageSize < 1) throw new ConfigError('Invalid configuration: DEFAULT_PAGE_SIZE: must be at least 1')
@@ -170,6 +206,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: OUTBOUND_ALLOW: ${(err as Error).message}`)
   }
   return cfg
+}
+
+/** BULK_IMPORT_ORIGINS: comma-separated origins, each an http(s) URL reduced to its origin. */
+function parseOrigins(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      let u: URL
+      try {
+        u = new URL(s)
+      } catch {
+        throw new ConfigError(`Invalid configuration: BULK_IMPORT_ORIGINS: "${s}" is not a URL`)
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`Invalid configuration: BULK_IMPORT_ORIGINS: "${s}" is not http(s)`)
+      return u.origin
+    })
 }
 
 /**

@@ -8,14 +8,16 @@ import { ReindexJobKind } from '../shared/fhir/reindex/reindex-job'
 import { ExpungeJobKind } from '../shared/fhir/repo/expunge-job'
 import { TerminologyRebuildJobKind } from '../shared/fhir/terminology/rebuild-job'
 import { performReindexingPass } from '../shared/fhir/reindex/reindex-pass'
+import { bulkJobKinds } from './bulk'
 import type { Registration, WorkerDeps } from './registry'
 
-/** Every admin job kind, by name. */
-export const ADMIN_JOB_KINDS: ReadonlyMap<string, AdminJobKind> = new Map(
-  [ReindexJobKind, ExpungeJobKind, TerminologyRebuildJobKind].map((k) => [k.kind, k as AdminJobKind]),
-)
+/** Every admin job kind, by name: the bulk data kinds need the worker's file store and settings. */
+export function adminJobKinds(deps: WorkerDeps): ReadonlyMap<string, AdminJobKind> {
+  return new Map([ReindexJobKind, ExpungeJobKind, TerminologyRebuildJobKind, ...bulkJobKinds(deps)].map((k) => [k.kind, k as AdminJobKind]))
+}
 
 export function adminRegistrations(deps: WorkerDeps): Registration[] {
+  const kinds = adminJobKinds(deps)
   const indexBaseUrl = deps.config.publicBaseUrl ? `${deps.config.publicBaseUrl}/fhir` : undefined
   return [
     {
@@ -24,7 +26,7 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
       // A killed worker's job is taken over within ~15 s and resumes from its cursor.
       takeover: { lockMs: 10_000, stalledMs: 5_000 },
       process: (data, job) =>
-        runAdminJob(deps.repo, ADMIN_JOB_KINDS, checkPayload(AdminJob, data).jobId, {
+        runAdminJob(deps.repo, kinds, checkPayload(AdminJob, data).jobId, {
           finalAttempt: job.attempt >= job.maxAttempts,
           progress: job.progress,
         }),

@@ -13,6 +13,7 @@ import { adminRegistrations } from './admin'
 import { connectRegistrations } from './connect'
 import { patientRegistrations } from './patients'
 import { exportRegistrations } from './export'
+import { bulkRegistrations } from './bulk'
 import { transactionProcessor } from './transaction'
 
 export interface WorkerDeps {
@@ -54,5 +55,6 @@ export function registrations(deps: WorkerDeps): Registration[] {
     ...patientRegistrations(deps),
     ...connectRegistrations(deps),
     ...exportRegistrations(deps),
+    ...bulkRegistrations(deps),
   ]
 }

@@ -9,6 +9,9 @@ import type { Repo } from '../../shared/fhir/repo/repo'
 import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/request'
 import { requiredScope, route } from '../../shared/fhir/router'
 import { authenticate, authorize } from '../http/auth'
+import type { Principal } from '../../shared/auth/api-keys'
+import { type BulkFileStore, bulkFileStore } from '../../shared/bulk/file-store'
+import { handleBulk, isBulkPath } from './bulk'
 import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate'
 import { bundleStatus, submitBundle } from './bundles'
 import { render } from './respond'
@@ -34,11 +37,18 @@ export function fhirRoutes(deps: FhirDeps) {
     ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
     : undefined
   const xmlCache = new XmlRenderCache(deps.config.xmlRenderCacheBytes)
-  const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps, xmlCache)
+  const bulkStore = bulkFileStore(deps.repo.sql, deps.config)
+  const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps, xmlCache, bulkStore)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
 }
 
-async function handleFhir(request: Request, fixed: FhirContext | undefined, deps: FhirDeps, xmlCache: XmlRenderCache): Promise<Response> {
+async function handleFhir(
+  request: Request,
+  fixed: FhirContext | undefined,
+  deps: FhirDeps,
+  xmlCache: XmlRenderCache,
+  bulkStore: BulkFileStore,
+): Promise<Response> {
   const url = new URL(request.url)
   const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
   const query = url.searchParams
@@ -64,9 +74,11 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
         contentType: request.headers.get('content-type') ?? undefined,
       },
     }
+    const bulk = isBulkPath(path)
+    let principal: Principal | undefined
     if (!deps.config.authDisabled && !(path[0] === 'metadata' && path.length === 1)) {
-      const principal = await authenticate(deps.verifier, request.headers.get('authorization'))
-      authorize(principal, requiredScope(req))
+      principal = await authenticate(deps.verifier, request.headers.get('authorization'))
+      if (!bulk) authorize(principal, requiredScope(req)) // bulk.ts checks its own scopes
     }
     if (path.length === 0 && req.method === 'POST') {
       req.bodyBytes = await readBodyBytes(request, deps.config.maxBodyBytes) // a Bundle for a worker: bundles.ts reads it
@@ -78,6 +90,12 @@ async function handleFhir(request: Request, fixed: FhirContext | undefined, deps
       } else {
         req.body = parseBody(text, request.headers.get('content-type'))
       }
+    }
+    if (bulk) {
+      const answer = await handleBulk(request, req, ctx, deps.jobs, bulkStore, principal)
+      if (!(answer instanceof Response)) return render(answer, { format, pretty, head, requestId })
+      answer.headers.set('x-request-id', requestId)
+      return answer
     }
     const res =
       path.length === 0 && req.method === 'POST'

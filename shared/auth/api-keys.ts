@@ -2,8 +2,9 @@
 // are cached in memory for a few seconds, so a revocation reaches every node within that time.
 import type { Sql } from '../db/client'
 
-export type Scope = 'read' | 'write' | 'admin'
-export const SCOPES: readonly Scope[] = ['read', 'write', 'admin']
+/** `export`: Bulk Data $export (kick-off, status, files) and nothing else. */
+export type Scope = 'read' | 'write' | 'admin' | 'export'
+export const SCOPES: readonly Scope[] = ['read', 'write', 'admin', 'export']
 
 export interface Principal {
   keyId: string

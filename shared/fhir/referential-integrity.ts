@@ -25,6 +25,7 @@ function missingReferenceError(m: { type: string; id: string; path: string }): A
  */
 export function referentialIntegrityHook(): WriteHook {
   return async (w, written): Promise<HookCtes | undefined> => {
+    if (!w.checkReferences) return undefined
     // Targets written by the same write (in this statement or another one of it) need no check.
     const writtenKeys = w.writing.size > 0 ? w.writing : new Set(written.map((v) => `${v.type}/${v.id}`))
     const wanted = new Map<string, LocalReference>()

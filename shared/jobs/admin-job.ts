@@ -20,7 +20,7 @@ export type AdminJobState = 'queued' | 'running' | 'completed' | 'failed' | 'can
 
 /**
  * One kind of admin job: its processor, run with the saved cursor (undefined on the first run).
- * Kinds are registered in workers/admin.ts (ADMIN_JOB_KINDS); start one with startAdminJob(kind).
+ * Kinds are registered in workers/admin.ts (adminJobKinds); start one with startAdminJob(kind).
  */
 export interface AdminJobKind<P = any> {
   kind: string
@@ -57,6 +57,8 @@ export interface AdminJobView {
   processed: number
   total: number | null
   percent: number | null
+  /** The last checkpoint's cursor: where the job is (a bulk import's per-file progress). */
+  cursor: unknown
   result: unknown
   error: unknown
   cancelRequested: boolean
@@ -122,6 +124,7 @@ function viewOf(r: any): AdminJobView {
     processed,
     total,
     percent: total ? Math.min(100, Math.round((processed / total) * 1000) / 10) : r.state === 'completed' ? 100 : null,
+    cursor: r.cursor,
     result: r.result,
     error: r.error,
     cancelRequested: r.cancel_requested,

@@ -21,6 +21,14 @@ export class IdAllocator {
     return out
   }
 
+  /**
+   * Ids up to `max` were given by other means (a bulk import of numeric ids, after which the sequence was
+   * moved past them): a reserved block that could still hand one out is dropped.
+   */
+  skipPast(max: bigint): void {
+    if (this.next <= max) this.next = this.end
+  }
+
   private async refill(wanted: number, via?: TxSql): Promise<void> {
     if (this.pending) return this.pending
     this.pending = (async () => {

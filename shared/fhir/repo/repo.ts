@@ -88,10 +88,14 @@ export class Repo {
     return this.inserts.insert(versions)
   }
 
-  /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
-  async transaction<T>(fn: (w: WriteTx) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in one database transaction; everything written through the WriteTx commits together.
+   * `checkReferences: false` writes without the referential-integrity check (a bulk import, whose
+   * resources come in no particular order, as HAPI's bulk import does).
+   */
+  async transaction<T>(fn: (w: WriteTx) => Promise<T>, opts: { checkReferences?: boolean } = {}): Promise<T> {
     let w: WriteTx | undefined
-    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks))))) as T
+    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks, true, opts.checkReferences ?? true))))) as T
     await Promise.all((w?.committed ?? []).map((after) => after()))
     return result
   }
@@ -110,6 +114,8 @@ export class WriteTx {
     private readonly hooks: WriteHook[],
     /** In a real transaction, so that a large write may take several statements. */
     private readonly inTransaction = true,
+    /** References to local resources must resolve (the referential-integrity hook reads it). */
+    readonly checkReferences = true,
   ) {}
 
   /** Locks and returns the current versions of the given resources (missing ones are absent). */

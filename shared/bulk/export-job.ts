@@ -1,0 +1,219 @@
+// The $export job: pages of the scan (export-scan.ts) appended to one NDJSON file per type (split past
+// BULK_EXPORT_FILE_MAX_BYTES), written to the file store in chunks. Each chunk is written with the
+// checkpoint that follows it, the keyset cursor and every file's size included, so a worker killed
+// mid-export resumes after the last chunk it recorded and a chunk written but not recorded is written
+// again (same number). https://hl7.org/fhir/uv/bulkdata/STU2/export.html
+import type { Sql, TxSql } from '../db/client'
+import { resourceTypes } from '../fhir/definitions/resource-types'
+import { parseFhirJson } from '../fhir/format/json'
+import { patientCompartmentParams, patientCompartmentTypes } from '../fhir/search/compartment'
+import { extractIndexes } from '../fhir/search/extract'
+import { applySubset } from '../fhir/subset'
+import { type AdminJobKind, JobCancelled } from '../jobs/admin-job'
+import { log } from '../log'
+import { BULK_EXPORT, type BulkJobHeader } from './bulk-job'
+import type { ExportParams } from './export-request'
+import { NOT_EXPORTED } from './export-request'
+import { exportScan, type ScanRow } from './export-scan'
+import type { BulkFileStore } from './file-store'
+
+export type ExportJobParams = ExportParams & BulkJobHeader
+
+export interface ExportFile {
+  /** Unique within the job: `<type>-<n>`. */
+  id: string
+  type: string
+  count: number
+  bytes: number
+  chunks: number
+}
+
+interface Piece {
+  /** Starts a new file of its type (else it continues the type's last file). */
+  newFile: boolean
+  parts: string[]
+  count: number
+  bytes: number
+}
+
+interface ExportCursor {
+  /** The last rid read. */
+  after: string
+  exported: number
+  /** Every file so far; the last of a type is the one being written. */
+  files: ExportFile[]
+}
+
+export interface ExportResult {
+  files: ExportFile[]
+  exported: number
+}
+
+const PAGE = 2000
+/** Text kept in memory before it is written out as chunks, and a checkpoint taken. */
+const FLUSH_BYTES = 8 * 1024 * 1024
+/** Writes in flight no longer than this may commit after transactionTime is taken (see settle()). */
+const SETTLE_MS = 1000
+const SETTLE_WAIT_MAX_MS = 60_000
+
+export function exportJobKind(store: BulkFileStore, maxFileBytes: number): AdminJobKind<ExportJobParams> {
+  return {
+    kind: BULK_EXPORT,
+    async run(run, p) {
+      try {
+        const cursor: ExportCursor = (run.cursor as ExportCursor | undefined) ?? { after: '0', exported: 0, files: [] }
+        const types = exportTypes(p)
+        if (run.cursor === undefined) {
+          await settle(run.sql, p.transactionTime)
+          await run.checkpoint({
+            cursor,
+            processed: 0,
+            total: p.level === 'system' && !p.typeFilters.length && !p.since ? await countOf(run.sql, types) : undefined,
+          })
+        }
+        const scan = await exportScan(run.sql, p, types, p.transactionTime, p.baseUrl)
+        const shape = rowShaper(p)
+        // Text waiting to be written, per type: one piece per file it goes to (a type's text that would
+        // take its file past the size limit starts a piece for a new file).
+        const pending = new Map<string, Piece[]>()
+        let buffered = 0
+        const append = (type: string, text: string) => {
+          const bytes = Buffer.byteLength(text) + 1
+          let pieces = pending.get(type)
+          if (!pieces) pending.set(type, (pieces = [{ newFile: !lastFileOf(cursor.files, type), parts: [], count: 0, bytes: 0 }]))
+          let piece = pieces[pieces.length - 1]
+          const fileBytes = (piece.newFile ? 0 : (lastFileOf(cursor.files, type)?.bytes ?? 0)) + piece.bytes
+          if (fileBytes > 0 && fileBytes + bytes > maxFileBytes) pieces.push((piece = { newFile: true, parts: [], count: 0, bytes: 0 }))
+          piece.parts.push(text, '\n')
+          piece.count++
+          piece.bytes += bytes
+          buffered += bytes
+          cursor.exported++
+        }
+        const flush = async () => {
+          const chunks: { file: ExportFile; n: number; text: string }[] = []
+          for (const [type, pieces] of pending) {
+            for (const piece of pieces) {
+              let file = lastFileOf(cursor.files, type)
+              if (piece.newFile || !file) {
+                file = { id: `${type}-${cursor.files.filter((f) => f.type === type).length + 1}`, type, count: 0, bytes: 0, chunks: 0 }
+                cursor.files.push(file)
+              }
+              chunks.push({ file, n: file.chunks, text: piece.parts.join('') })
+              file.chunks++
+              file.count += piece.count
+              file.bytes += piece.bytes
+            }
+          }
+          const write = async (tx?: TxSql) => {
+            for (const c of chunks) await store.putChunk(run.id, c.file.id, c.n, c.text, tx)
+            await run.checkpoint({ cursor, processed: cursor.exported }, tx)
+          }
+          // In the database, the chunks commit with the checkpoint; in a folder they are written first.
+          if (store.inDatabase) await run.sql.begin((tx) => write(tx))
+          else await write()
+          pending.clear()
+          buffered = 0
+        }
+        for (;;) {
+          const rows = await scan.page(cursor.after, PAGE)
+          for (const row of rows) {
+            const text = shape(row)
+            if (text !== undefined) append(row.type, text)
+          }
+          if (rows.length > 0) cursor.after = rows[rows.length - 1].rid
+          if (rows.length < PAGE) break
+          if (buffered >= FLUSH_BYTES) await flush()
+        }
+        await flush() // the last checkpoint: a deletion asked meanwhile cancels the job here
+        return { files: cursor.files, exported: cursor.exported } satisfies ExportResult
+      } catch (err) {
+        if (err instanceof JobCancelled) await store.removeJob(run.id)
+        throw err
+      }
+    },
+  }
+}
+
+/** The types the export reads: `_type`, or every type the level covers (Binary never, as HAPI). */
+export function exportTypes(p: ExportParams): string[] {
+  if (p.types) return p.types
+  if (p.level === 'system') return resourceTypes().filter((t) => t !== NOT_EXPORTED)
+  return ['Patient', ...patientCompartmentTypes()]
+}
+
+function lastFileOf(files: ExportFile[], type: string): ExportFile | undefined {
+  for (let i = files.length - 1; i >= 0; i--) if (files[i].type === type) return files[i]
+  return undefined
+}
+
+/**
+ * A row as the line to write, or undefined when it is not exported: the stored text as it is, unless
+ * `_elements` asks for a subset, or a version read from history must still be checked for the
+ * compartment the export covers.
+ */
+function rowShaper(p: ExportParams): (row: ScanRow) => string | undefined {
+  const elements = elementsByType(p.elements)
+  const patients = p.patients ? new Set(p.patients) : undefined
+  const codes = patientCompartmentParams()
+  return (row) => {
+    const subset = elements?.(row.type)
+    if (!subset && !(row.changed && p.level !== 'system')) return row.content
+    const resource = parseFhirJson(row.content)
+    if (row.changed && p.level !== 'system' && !inCompartment(resource, row, codes.get(row.type) ?? [], patients)) return undefined
+    return JSON.stringify(subset ? applySubset(resource, { elements: subset }) : resource)
+  }
+}
+
+/** The compartment test of export-scan.ts, on a version read from history (its index rows are gone). */
+function inCompartment(resource: any, row: ScanRow, codes: readonly string[], patients: Set<string> | undefined): boolean {
+  if (row.type === 'Patient' && (!patients || patients.has(row.id))) return true
+  return extractIndexes(resource).reference.some(
+    (ref) => ref.targetType === 'Patient' && codes.includes(ref.code) && ref.targetId !== null && (!patients || patients.has(ref.targetId)),
+  )
+}
+
+/** `_elements` per type: `Type.element` for that type, a bare `element` for every type. */
+function elementsByType(elements: string[] | undefined): ((type: string) => Set<string> | undefined) | undefined {
+  if (!elements) return undefined
+  const common = elements.filter((e) => !e.includes('.'))
+  const cache = new Map<string, Set<string> | undefined>()
+  return (type) => {
+    if (!cache.has(type)) {
+      const own = elements.filter((e) => e.startsWith(`${type}.`)).map((e) => e.slice(type.length + 1))
+      cache.set(type, own.length + common.length > 0 ? new Set([...common, ...own]) : undefined)
+    }
+    return cache.get(type)
+  }
+}
+
+/** How many resources of `types` there are (tombstones included): the progress total of a whole-type export. */
+async function countOf(sql: Sql, types: string[]): Promise<number> {
+  const [row] = await sql<{ n: string }[]>`select coalesce(sum(n), 0)::text as n from resource_count where res_type = any(${types}::text[])`
+  return Number(row.n)
+}
+
+/**
+ * Waits until writes that may carry a lastUpdated up to transactionTime have committed: the versions'
+ * lastUpdated is taken by the writing node before its statement, so one in flight at the instant could
+ * commit just after the scan passed its row. Waits SETTLE_MS past the instant (clock skew between nodes,
+ * creates queued for a statement), then for every transaction of this database begun before that to end
+ * (at most a minute: a transaction held longer is not waited for, and said so).
+ */
+async function settle(sql: Sql, transactionTime: string): Promise<void> {
+  const horizon = Date.parse(transactionTime) + SETTLE_MS
+  const until = Date.now() + SETTLE_WAIT_MAX_MS
+  for (;;) {
+    const [row] = await sql<{ open: number; ahead: boolean }[]>`
+      select (select count(*)::int from pg_stat_activity
+              where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()
+                and xact_start <= ${new Date(horizon)}) as open,
+             now() > ${new Date(horizon)} as ahead`
+    if (row.ahead && row.open === 0) return
+    if (Date.now() > until) {
+      log.warn('export: transactions begun before its transactionTime are still open; exporting without waiting for them', { open: row.open })
+      return
+    }
+    await Bun.sleep(100)
+  }
+}

@@ -1,0 +1,125 @@
+// The $export kick-off parameters, read and checked before anything is queued: an unknown parameter,
+// a bad value or a missing `Prefer: respond-async` is a 400 (Bulk Data Access IG 2.0, "Bulk Data
+// Kick-off Request"; HAPI's BulkDataExportProvider and BulkExportJobParametersValidator).
+// https://hl7.org/fhir/uv/bulkdata/STU2/export.html#query-parameters
+import { AppError, invalid } from '../errors'
+import { isResourceType } from '../fhir/definitions/resource-types'
+import type { OperationInput } from '../fhir/operations/params'
+import { localTarget } from '../fhir/bundle/references'
+import { patientCompartmentTypes } from '../fhir/search/compartment'
+import { parseSearch } from '../fhir/search/parse'
+import { checkAsync, parseLenient } from './prefer'
+
+export type ExportLevel = 'system' | 'patient' | 'group'
+
+/** What the job exports, as recorded in its row (JSON). */
+export interface ExportParams {
+  level: ExportLevel
+  /** Group-level: the Group's id. */
+  group?: string
+  /** The types asked for with `_type`; absent: every type the level covers. */
+  types?: string[]
+  /** `_since`: resources whose version as of transactionTime was written after this instant. */
+  since?: string
+  /** `_typeFilter` values, `Type?criteria`, each checked as a search when read. */
+  typeFilters: string[]
+  /** `_elements`: `Type.element` or `element` (every type). */
+  elements?: string[]
+  /** The patients whose compartments are exported (Patient-level `patient`, a Group's members). */
+  patients?: string[]
+}
+
+const FORMATS = new Set(['application/fhir+ndjson', 'application/ndjson', 'ndjson'])
+const KNOWN = new Set(['_outputFormat', '_type', '_since', '_typeFilter', '_elements', 'patient', '_format', '_pretty'])
+// Result and control parameters mean nothing in a _typeFilter: only criteria select resources.
+const NOT_CRITERIA = ['_count', '_sort', '_include', '_revinclude', '_total', '_summary', '_elements', '_contained', '_containedType']
+
+/** Bulk export of Binary resources is forbidden, as HAPI has it (BulkExportJobParametersValidator). */
+export const NOT_EXPORTED = 'Binary'
+
+/**
+ * The kick-off's parameters (query string, or a Parameters body for POST). `prefer` is the request's
+ * Prefer header: `respond-async` is required, and `handling=lenient` lets unknown parameters through.
+ */
+export function readExportRequest(input: OperationInput, names: string[], prefer: string | undefined, level: ExportLevel): ExportParams {
+  checkAsync(prefer, '$export')
+  const lenient = parseLenient(prefer)
+  for (const name of names) {
+    if (!KNOWN.has(name) && !lenient) throw invalid(`Unknown or unsupported $export parameter "${name}"`)
+  }
+  const format = input.string('_outputFormat')
+  if (format !== undefined && !FORMATS.has(format))
+    throw invalid(`The only allowed format for Bulk Export is currently application/fhir+ndjson (also ndjson and application/ndjson); got "${format}"`)
+
+  const types = listOf(input.values('_type'))
+  for (const t of types) {
+    if (!isResourceType(t)) throw invalid(`Resource type ${t} is not a supported resource type!`)
+    if (t === NOT_EXPORTED) throw invalid('Bulk export of Binary resources is forbidden')
+  }
+  if (level !== 'system') {
+    const allowed = new Set(['Patient', ...patientCompartmentTypes()])
+    const outside = types.filter((t) => !allowed.has(t))
+    if (outside.length > 0) throw invalid(`Resource types ${outside.join(', ')} are not in the Patient compartment, which a ${level}-level export covers`)
+  }
+
+  const since = input.string('_since')
+  if (since !== undefined && !isInstant(since)) throw invalid(`_since must be a FHIR instant (e.g. 2024-01-01T00:00:00Z), not "${since}"`)
+
+  const typeFilters = input.values('_typeFilter').map(String)
+  for (const f of typeFilters) checkTypeFilter(f, types)
+
+  const elements = listOf(input.values('_elements'))
+  for (const e of elements) {
+    const dot = e.indexOf('.')
+    if (dot >= 0 && (!isResourceType(e.slice(0, dot)) || e.indexOf('.', dot + 1) >= 0))
+      throw invalid(`_elements: "${e}" is not an element of a resource type (Type.element, root elements only)`)
+  }
+
+  const patients = input.values('patient').map(patientId)
+  if (patients.length > 0 && level === 'system') throw invalid('The patient parameter applies to Patient- and Group-level exports only')
+  return {
+    level,
+    ...(types.length > 0 ? { types } : {}),
+    ...(since !== undefined ? { since: new Date(since).toISOString() } : {}),
+    typeFilters,
+    ...(elements.length > 0 ? { elements } : {}),
+    ...(patients.length > 0 ? { patients: [...new Set(patients)] } : {}),
+  }
+}
+
+/** Comma-separated values, the parameter repeated or not (IG: "repeated parameters"). */
+function listOf(values: unknown[]): string[] {
+  return values
+    .flatMap((v) => String(v).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean)
+}
+
+// https://hl7.org/fhir/R4/datatypes.html#instant (seconds required, time zone required)
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+function isInstant(s: string): boolean {
+  return INSTANT.test(s) && !Number.isNaN(Date.parse(s))
+}
+
+/** `Type?criteria`, its type among `_type` when that is given, its criteria a valid search of the type. */
+function checkTypeFilter(filter: string, types: string[]): void {
+  const q = filter.indexOf('?')
+  const type = q < 0 ? filter : filter.slice(0, q)
+  if (q < 0 || !isResourceType(type) || q === filter.length - 1) throw invalid(`Invalid _typeFilter "${filter}": expected [resourceType]?[search criteria]`)
+  if (types.length > 0 && !types.includes(type)) throw invalid(`Invalid _typeFilter "${filter}": ${type} is not one of the _type values`)
+  const query = new URLSearchParams(filter.slice(q + 1))
+  for (const key of query.keys()) {
+    if (NOT_CRITERIA.some((p) => key === p || key.startsWith(`${p}:`))) throw invalid(`Invalid _typeFilter "${filter}": ${key} is not a search criterion`)
+  }
+  parseSearch([type], query, { defaultCount: 1, maxCount: 1 }) // 400 for unknown parameters and bad syntax
+}
+
+/** A `patient` value: a Reference (POST) or `Patient/id` text. */
+function patientId(value: unknown): string {
+  const ref = typeof value === 'string' ? value : (value as { reference?: unknown })?.reference
+  const target = typeof ref === 'string' ? localTarget(ref) : undefined
+  if (!target || target.type !== 'Patient')
+    throw new AppError('invalid', `Invalid patient parameter: expected a reference to a Patient (Patient/id), got ${JSON.stringify(value)}`)
+  return target.id
+}

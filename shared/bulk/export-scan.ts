@@ -1,0 +1,105 @@
+// The resources an export writes, one keyset page at a time in rid order (one pass over every type: a
+// row goes to its type's file), each as it was at transactionTime while writes continue: a resource
+// whose current version is not later than that instant is read as it is, with its index rows for the
+// filters; one written since is read from its history (the latest version not later than the instant,
+// none when it did not exist yet or was deleted). Its compartment membership is checked on that version
+// by the caller; its _typeFilter on its current index rows (the only ones kept): a resource changed
+// during the export is filtered as it is now.
+// https://hl7.org/fhir/uv/bulkdata/STU2/export.html (transactionTime: "SHALL include any matching
+// resources modified up to and including this instant")
+import type { Sql } from '../db/client'
+import { type Fragment, join } from '../db/fragments'
+import { patientCompartmentLinks } from '../fhir/search/compartment'
+import { parseSearch } from '../fhir/search/parse'
+import { searchWhere } from '../fhir/search/execute'
+import { prepareTerminologyCriteria } from '../fhir/terminology/search-criteria'
+import type { ExportParams } from './export-request'
+
+export interface ScanRow {
+  rid: string
+  type: string
+  id: string
+  content: string
+  /** Read from history: written after transactionTime, its compartment membership not yet checked. */
+  changed: boolean
+}
+
+export interface ExportScan {
+  page(after: string, limit: number): Promise<ScanRow[]>
+}
+
+/**
+ * The scan of an export: `types` are the types to read, `transactionTime` the instant the export is
+ * consistent at, `baseUrl` the base its filters' references are read against.
+ */
+export async function exportScan(sql: Sql, p: ExportParams, types: readonly string[], transactionTime: string, baseUrl: string): Promise<ExportScan> {
+  const filters = await typeFilters(sql, p.typeFilters, baseUrl)
+  const T = transactionTime
+  return {
+    async page(after, limit) {
+      const r = sql('r0')
+      const since = p.since ? sql`and ${r}.last_updated > ${p.since}::timestamptz` : sql``
+      const sinceThen = p.since ? sql`and h.last_updated > ${p.since}::timestamptz` : sql``
+      const filtered = filters.length > 0 ? sql`and ${typeFilterMatch(sql, filters)}` : sql``
+      const members = p.level === 'system' ? sql`` : sql`and ${compartmentMatch(sql, p.patients)}`
+      // The history of a row is read only when its current version is later than the instant (the
+      // condition on r0 inside the lateral subquery is a one-time filter of it).
+      return sql<ScanRow[]>`
+        select ${r}.rid::text, ${r}.res_type as type, ${r}.id,
+          case when ${r}.last_updated <= ${T}::timestamptz then ${r}.content else h.content end as content,
+          ${r}.last_updated > ${T}::timestamptz as changed
+        from resource ${r}
+        left join lateral (
+          select h.content, h.last_updated from resource_history h
+          where h.rid = ${r}.rid and ${r}.last_updated > ${T}::timestamptz and h.last_updated <= ${T}::timestamptz
+          order by h.version desc limit 1
+        ) h on true
+        where ${r}.rid > ${after}::bigint and ${r}.res_type = any(${types as string[]}::text[])
+          and ((${r}.last_updated <= ${T}::timestamptz and not ${r}.deleted ${since} ${filtered} ${members})
+            or (${r}.last_updated > ${T}::timestamptz and h.content is not null ${sinceThen} ${filtered}))
+        order by ${r}.rid
+        limit ${limit}`
+    },
+  }
+}
+
+interface TypeFilter {
+  type: string
+  where: Fragment
+}
+
+/** Each `_typeFilter` as the WHERE of its search over `resource r0` (types, not deleted, criteria). */
+async function typeFilters(sql: Sql, raw: string[], baseUrl: string): Promise<TypeFilter[]> {
+  const out: TypeFilter[] = []
+  for (const f of raw) {
+    const q = f.indexOf('?')
+    const type = f.slice(0, q)
+    const query = parseSearch([type], new URLSearchParams(f.slice(q + 1)), { defaultCount: 1, maxCount: 1 })
+    await prepareTerminologyCriteria(sql, query.criteria)
+    out.push({ type, where: searchWhere(sql, query, baseUrl) })
+  }
+  return out
+}
+
+/**
+ * A type with filters is exported when one of them matches (they are ORed, IG "_typeFilter"); a type
+ * without any is exported whole.
+ */
+function typeFilterMatch(sql: Sql, filters: TypeFilter[]): Fragment {
+  const filteredTypes = [...new Set(filters.map((f) => f.type))]
+  const matches = filters.map((f) => sql`(${f.where})`)
+  return sql`(r0.res_type <> all(${filteredTypes}::text[]) or ${join(sql, matches, sql` or `)})`
+}
+
+/**
+ * In the compartment of a patient (of one of `patients` when given): the Patient itself, or a resource
+ * referencing it through one of the parameters the Patient CompartmentDefinition names for its type.
+ */
+function compartmentMatch(sql: Sql, patients: string[] | undefined): Fragment {
+  const { types, codes } = patientCompartmentLinks()
+  const self = patients ? sql`(r0.res_type = 'Patient' and r0.id = any(${patients}::text[]))` : sql`r0.res_type = 'Patient'`
+  const target = patients ? sql`and i.target_id = any(${patients}::text[])` : sql``
+  return sql`(${self} or exists (
+    select 1 from idx_reference i join unnest(${types}::text[], ${codes}::text[]) as c(t, code) on c.t = i.res_type and c.code = i.code
+    where i.rid = r0.rid and i.target_type = 'Patient' ${target}))`
+}

@@ -1,0 +1,118 @@
+// One batch of $import lines: each line read and validated on its own (a bad line becomes an
+// OperationOutcome naming its line, the rest go on), then the valid resources written together as HAPI's
+// bulk import writes them, each an update-as-create by its id: a new version when its content differs
+// from the current one, none when it is the same (so running an import again changes nothing), search
+// indexes written in the same statements, without the referential-integrity check (the files come in no
+// order). The batch's checkpoint commits with it (`after`).
+import type { TxSql } from '../db/client'
+import { AppError } from '../errors'
+import { parseFhirJsonBody } from '../fhir/format/json'
+import { isValidId } from '../fhir/ids'
+import { newVersion } from '../fhir/interactions/store-version'
+import { retryOnCreateRace } from '../fhir/interactions/update'
+import { errorOutcome, toAppError } from '../fhir/outcome'
+import type { Repo } from '../fhir/repo/repo'
+import type { NewVersion } from '../fhir/repo/types'
+import { isSubsetted, sameContent } from '../fhir/resource-meta'
+import { parseFhirJson } from '../fhir/format/json'
+import { assertValid } from '../fhir/validate/validate'
+import type { NdjsonLine } from './ndjson-lines'
+
+/** A line as read: a resource to write, or the OperationOutcome of why it is not written. */
+export type ImportLine = { line: number; resource: any; key: string } | { line: number; outcome: string }
+
+export interface BatchCounts {
+  created: number
+  updated: number
+  unchanged: number
+}
+
+const NUMERIC = /^[0-9]+$/
+
+/** Parses and validates a line; never throws. */
+export function readImportLine(l: NdjsonLine): ImportLine {
+  try {
+    if (l.text === undefined) throw new AppError('invalid', l.problem ?? 'The line could not be read')
+    const resource = parseFhirJsonBody(l.text)
+    assertValid(resource, typeof resource?.resourceType === 'string' ? { expectedType: resource.resourceType } : undefined)
+    if (typeof resource.id !== 'string') throw new AppError('invalid', 'The resource has no id: a bulk import updates each resource by its id')
+    if (!isValidId(resource.id)) throw new AppError('invalid', `HAPI-0521: Can not process entity with ID[${resource.id}], this is not a valid FHIR ID`)
+    if (isSubsetted(resource)) throw new AppError('invalid', 'HAPI-0556: Unable to store a resource which has the SUBSETTED tag')
+    return { line: l.number, resource, key: `${resource.resourceType}/${resource.id}` }
+  } catch (err) {
+    return { line: l.number, outcome: lineOutcome(l.number, err) }
+  }
+}
+
+/** The OperationOutcome of a line that was not stored, its line number in each issue's location. */
+export function lineOutcome(line: number, err: unknown): string {
+  const e = err instanceof AppError ? err : toAppError(err)
+  const outcome = errorOutcome(e)
+  outcome.issue = outcome.issue.slice(0, 20).map((i: any) => ({ ...i, diagnostics: `Line ${line}: ${i.diagnostics}`, location: [`Line[${line}]`] }))
+  return JSON.stringify(outcome)
+}
+
+/**
+ * Writes the batch's resources in one transaction (keys unique within it), then runs `after` in the same
+ * transaction. Purely numeric ids are accepted (an export of this server has them) and the id sequence is
+ * moved past them, so that ids the server assigns later never meet them.
+ */
+export async function writeImportBatch(
+  repo: Repo,
+  items: { resource: any; key: string }[],
+  after: (tx: TxSql, counts: BatchCounts) => Promise<void>,
+): Promise<BatchCounts> {
+  return retryOnCreateRace(() =>
+    repo.transaction(
+      async (w) => {
+        // The batch commits with its checkpoint: a commit lost with the database is a batch done again.
+        await w.tx`set local synchronous_commit = off`
+        const current = await w.lock(items.map((i) => ({ type: i.resource.resourceType, id: i.resource.id })))
+        const counts: BatchCounts = { created: 0, updated: 0, unchanged: 0 }
+        const versions: NewVersion[] = []
+        const supersedes = new Set<string>()
+        const fresh: { item: (typeof items)[number]; index: number }[] = []
+        const now = new Date()
+        let numeric = -1n
+        for (const item of items) {
+          const r = item.resource
+          const cur = current.get(item.key)
+          if (!cur) {
+            fresh.push({ item, index: versions.length })
+            versions.push(undefined as unknown as NewVersion) // its rid comes below, with the others'
+            if (NUMERIC.test(r.id) && BigInt(r.id) > numeric) numeric = BigInt(r.id)
+            continue
+          }
+          const live = cur.deleted ? undefined : parseFhirJson(cur.content as string)
+          const v = newVersion(cur.rid, r.resourceType, r.id, cur.version + 1, r, now, live?.meta)
+          if (live && sameContent(v.resource, live)) {
+            counts.unchanged++
+            continue
+          }
+          if (live) counts.updated++
+          else counts.created++
+          versions.push(v)
+          supersedes.add(cur.rid)
+        }
+        if (fresh.length > 0) {
+          const rids = await repo.ids.allocate(fresh.length, w.tx)
+          fresh.forEach(({ item, index }, k) => {
+            versions[index] = newVersion(rids[k], item.resource.resourceType, item.resource.id, 1, item.resource, now)
+          })
+          counts.created += fresh.length
+        }
+        if (numeric >= 0n) {
+          await w.tx`select setval('resource_rid_seq', greatest(last_value, ${numeric.toString()}::bigint)) from resource_rid_seq`
+          repo.ids.skipPast(numeric)
+        }
+        await w.write(
+          versions.filter((v) => v !== undefined),
+          supersedes,
+        )
+        await after(w.tx, counts)
+        return counts
+      },
+      { checkReferences: false },
+    ),
+  )
+}

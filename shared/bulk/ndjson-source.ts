@@ -1,0 +1,107 @@
+// Opens an $import input URL as a byte stream, from a byte offset (a resumed import asks for the rest
+// with Range and skips what a server sends again when it ignores it). Only origins on BULK_IMPORT_ORIGINS
+// are fetched; redirects are refused (a redirect could lead anywhere); an input that sends nothing for
+// BULK_IMPORT_IDLE_TIMEOUT_MS is abandoned.
+// This is the one seam of bulk import's outbound calls: it moves onto the shared outbound client
+// (resolved-address checks) once that exists.
+import type { BulkConfig } from '../config'
+import { AppError } from '../errors'
+
+export interface OpenedInput {
+  body: ReadableStream<Uint8Array>
+  /** The input's size in bytes when the server said it. */
+  length?: number
+}
+
+export type OpenInput = (url: string, from: number) => Promise<OpenedInput>
+
+/** A refusal that retrying cannot change (not allowed, not found...): the input is reported as failed. */
+export class InputUnavailable extends AppError {
+  constructor(message: string) {
+    super('invalid', message)
+  }
+}
+
+/** The origin check of kick-off and worker alike: 400 naming the setting. */
+export function assertAllowedInput(url: string, origins: readonly string[]): URL {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    throw new InputUnavailable(`Input URL "${url}" is not a valid URL`)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InputUnavailable(`Input URL "${url}" is not http(s)`)
+  if (u.username || u.password) throw new InputUnavailable(`Input URL "${u.origin}..." carries credentials, which are not accepted`)
+  if (!origins.includes(u.origin)) throw new InputUnavailable(`Input URL origin ${u.origin} is not on the import allow-list (BULK_IMPORT_ORIGINS)`)
+  return u
+}
+
+export function openInput(config: BulkConfig): OpenInput {
+  return async (url, from) => {
+    const u = assertAllowedInput(url, config.importOrigins)
+    // The idle timer runs only while a read waits on the server (not while a batch is being written).
+    const abort = new AbortController()
+    let timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
+    const headers: Record<string, string> = { accept: 'application/fhir+ndjson, application/ndjson;q=0.9, */*;q=0.1' }
+    if (from > 0) headers.range = `bytes=${from}-`
+    let res: Response
+    try {
+      res = await fetch(u, { headers, redirect: 'manual', signal: abort.signal })
+    } catch (err) {
+      clearTimeout(timer)
+      throw new Error(`Could not fetch ${u.origin}${u.pathname}: ${(err as Error).message}`) // transient: retried
+    }
+    if (res.status >= 300 && res.status < 400) {
+      clearTimeout(timer)
+      await res.body?.cancel().catch(() => {})
+      throw new InputUnavailable(`${u.origin}${u.pathname} answered ${res.status} (a redirect): redirects are not followed`)
+    }
+    if (res.status !== 200 && res.status !== 206) {
+      clearTimeout(timer)
+      await res.body?.cancel().catch(() => {})
+      const message = `${u.origin}${u.pathname} answered ${res.status}`
+      if (res.status >= 500 || res.status === 429 || res.status === 408) throw new Error(message) // transient: retried
+      throw new InputUnavailable(message)
+    }
+    clearTimeout(timer)
+    const declared = Number(res.headers.get('content-length') ?? Number.NaN)
+    const start = res.status === 206 ? Number(/^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1] ?? Number.NaN) : 0
+    if (Number.isNaN(start) || start > from) {
+      await res.body?.cancel().catch(() => {})
+      throw new Error(`${u.origin}${u.pathname} answered a range that does not start at ${from}`)
+    }
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    let skip = from - start // bytes sent again by a server that ignored the Range
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          let next: Awaited<ReturnType<typeof reader.read>>
+          timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
+          try {
+            next = await reader.read()
+          } catch (err) {
+            const why = abort.signal.aborted ? `nothing received for ${config.importIdleTimeoutMs} ms` : (err as Error).message
+            return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: ${why}`))
+          } finally {
+            clearTimeout(timer)
+          }
+          if (next.done) return controller.close()
+          let chunk = next.value
+          if (skip > 0) {
+            const drop = Math.min(skip, chunk.byteLength)
+            skip -= drop
+            chunk = chunk.subarray(drop)
+            if (chunk.byteLength === 0) continue
+          }
+          return controller.enqueue(chunk)
+        }
+      },
+      cancel() {
+        clearTimeout(timer)
+        abort.abort()
+        reader.cancel().catch(() => {})
+      },
+    })
+    return { body, length: Number.isNaN(declared) ? undefined : declared + start }
+  }
+}
