@@ -197,3 +197,23 @@ export function cpuMeter(pids: Record<string, number>): { perUnit(units: number)
     },
   }
 }
+
+/**
+ * CPU of the PostgreSQL backends serving one database (the processes' pools, not other databases' work):
+ * on a machine that others load too, the database's share of a run. Backends that end during the run
+ * are not counted (pools keep theirs); the WAL writer and checkpointer are shared and not counted either.
+ */
+export async function databaseCpuMeter(databaseUrl: string): Promise<{ perUnit(units: number): Promise<number>; close(): Promise<void> }> {
+  const name = new URL(databaseUrl).pathname.slice(1)
+  const sql = createSql(databaseUrl.replace(/\/[^/]*$/, '/postgres'), { max: 1 })
+  const pids = async () => (await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${name}`).map((r) => r.pid)
+  const start = new Map((await pids()).map((p) => [p, cpuSeconds(p)]))
+  return {
+    async perUnit(units) {
+      let total = 0
+      for (const p of await pids()) total += cpuSeconds(p) - (start.get(p) ?? 0)
+      return Math.round((total * 1e6) / units)
+    },
+    close: () => sql.end(),
+  }
+}

@@ -112,7 +112,7 @@ export async function writeImportBatch(
         await after(w.tx, counts)
         return counts
       },
-      { checkReferences: false },
+      { checkReferences: false, statementVersions: 500 },
     ),
   )
 }

@@ -27,6 +27,17 @@ export interface HookCtes {
 /** Versions per statement of a large write inside a transaction. */
 const WRITE_CHUNK = 100
 
+/** How a transaction writes (Repo.transaction). */
+export interface WriteOptions {
+  /** false: no referential-integrity check (a bulk import, whose files come in no particular order, as
+   *  HAPI's bulk import writes). */
+  checkReferences?: boolean
+  /** Versions per statement of a large write (WRITE_CHUNK by default). A bulk import, which overlaps its
+   *  own reading with the writes, takes fewer, larger statements: measured on Synthea NDJSON, 500 a
+   *  statement cost PostgreSQL 9% and the worker 11% less CPU per resource than 100. */
+  statementVersions?: number
+}
+
 export class Repo {
   readonly ids: IdAllocator
   private readonly hooks: WriteHook[] = []
@@ -38,7 +49,7 @@ export class Repo {
   constructor(readonly sql: Sql) {
     this.ids = new IdAllocator(sql)
     this.inserts = new InsertBatcher(async (versions) => {
-      const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, false)
+      const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, { inTransaction: false })
       await w.write(versions, new Set())
       return async () => {
         await Promise.all(w.committed.map((after) => after()))
@@ -88,14 +99,10 @@ export class Repo {
     return this.inserts.insert(versions)
   }
 
-  /**
-   * Runs `fn` in one database transaction; everything written through the WriteTx commits together.
-   * `checkReferences: false` writes without the referential-integrity check (a bulk import, whose
-   * resources come in no particular order, as HAPI's bulk import does).
-   */
-  async transaction<T>(fn: (w: WriteTx) => Promise<T>, opts: { checkReferences?: boolean } = {}): Promise<T> {
+  /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
+  async transaction<T>(fn: (w: WriteTx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
     let w: WriteTx | undefined
-    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks, true, opts.checkReferences ?? true))))) as T
+    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks, opts))))) as T
     await Promise.all((w?.committed ?? []).map((after) => after()))
     return result
   }
@@ -109,14 +116,21 @@ export class WriteTx {
   /** The Type/id of every version of the write in progress (one write may take several statements). */
   writing: ReadonlySet<string> = new Set()
 
+  /** In a real transaction, so that a large write may take several statements. */
+  private readonly inTransaction: boolean
+  /** References to local resources must resolve (the referential-integrity hook reads it). */
+  readonly checkReferences: boolean
+  private readonly chunk: number
+
   constructor(
     readonly tx: TxSql,
     private readonly hooks: WriteHook[],
-    /** In a real transaction, so that a large write may take several statements. */
-    private readonly inTransaction = true,
-    /** References to local resources must resolve (the referential-integrity hook reads it). */
-    readonly checkReferences = true,
-  ) {}
+    opts: WriteOptions & { inTransaction?: boolean } = {},
+  ) {
+    this.inTransaction = opts.inTransaction ?? true
+    this.checkReferences = opts.checkReferences ?? true
+    this.chunk = opts.statementVersions ?? WRITE_CHUNK
+  }
 
   /** Locks and returns the current versions of the given resources (missing ones are absent). */
   async lock(refs: { type: string; id: string }[]): Promise<Map<string, StoredVersion>> {
@@ -136,23 +150,23 @@ export class WriteTx {
   /**
    * Writes new versions: versions replacing a current one move it to resource_history and update it in
    * place, new resources are inserted, and the hooks' CTEs (index rows) run in the same statement.
-   * Inside a transaction a large write goes in statements of WRITE_CHUNK versions, each sent as soon as
-   * it is built, so the next chunk's extraction and serialisation run while the database writes the
-   * previous one (and no parameter grows with the whole bundle). Raises 23505 when a new (type, id)
-   * races another create.
+   * Inside a transaction a large write goes in statements of WRITE_CHUNK versions (or the transaction's
+   * statementVersions), each sent as soon as it is built, so the next chunk's extraction and
+   * serialisation run while the database writes the previous one (and no parameter grows with the whole
+   * bundle). Raises 23505 when a new (type, id) races another create.
    */
   async write(versions: NewVersion[], supersedes: Set<string>): Promise<void> {
     if (versions.length === 0) return
     this.writing = new Set(versions.map((v) => `${v.type}/${v.id}`))
     try {
-      if (!this.inTransaction || versions.length <= WRITE_CHUNK) return await this.run(await this.statement(versions, supersedes))
+      if (!this.inTransaction || versions.length <= this.chunk) return await this.run(await this.statement(versions, supersedes))
       const running: Promise<void>[] = []
       let failed = false
-      for (let i = 0; i < versions.length && !failed; i += WRITE_CHUNK) {
+      for (let i = 0; i < versions.length && !failed; i += this.chunk) {
         // At most two statements in flight: the overlap is kept, the memory of queued ones is not.
         if (running.length >= 2) await running[running.length - 2].catch(() => {})
         if (failed) break
-        const run = this.run(await this.statement(versions.slice(i, i + WRITE_CHUNK), supersedes))
+        const run = this.run(await this.statement(versions.slice(i, i + this.chunk), supersedes))
         run.catch(() => {
           failed = true
         })
