@@ -2,8 +2,10 @@
 // JSON Bundle to the FHIR base, batch Bundles first (Synthea's hospital and practitioner files must exist
 // before the patients that reference them), with a progress line on stderr and a summary on stdout.
 // https://hl7.org/fhir/R4/http.html#transaction
+// With --ndjson, the folders and files are NDJSON, imported through the server's $import (import-ndjson.ts).
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import { runNdjsonImport } from './import-ndjson'
 
 export interface BundleFile {
   path: string
@@ -181,12 +183,19 @@ interface Args {
   url: string
   key?: string
   concurrency: number
+  ndjson: boolean
 }
 
-const USAGE = 'usage: bun run import <folder|file...> [--url http://localhost:8080/fhir] [--key KEY] [--concurrency 2]'
+const USAGE = 'usage: bun run import [--ndjson] <folder|file...> [--url http://localhost:8080/fhir] [--key KEY] [--concurrency 2]'
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { paths: [], url: 'http://localhost:8080/fhir', key: process.env.FHIR_API_KEY || process.env.ADMIN_API_KEY || undefined, concurrency: 2 }
+  const args: Args = {
+    paths: [],
+    url: 'http://localhost:8080/fhir',
+    key: process.env.FHIR_API_KEY || process.env.ADMIN_API_KEY || undefined,
+    concurrency: 2,
+    ndjson: false,
+  }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined]
@@ -200,7 +209,8 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--concurrency') {
       args.concurrency = Number(value())
       if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw new Error('--concurrency must be a positive integer')
-    } else if (flag === '--help' || flag === '-h') {
+    } else if (flag === '--ndjson') args.ndjson = true
+    else if (flag === '--help' || flag === '-h') {
       console.log(USAGE)
       process.exit(0)
     } else if (flag.startsWith('-')) throw new Error(`unknown option ${flag}`)
@@ -218,6 +228,7 @@ if (import.meta.main) {
     console.error(`${(err as Error).message}\n${USAGE}`)
     process.exit(2)
   }
+  if (args.ndjson) process.exit(await runNdjsonImport(args.paths, { url: args.url, key: args.key }))
   const bundles = listBundles(args.paths)
   const entries = bundles.reduce((n, b) => n + b.entries, 0)
   process.stderr.write(`${bundles.length} bundles, ${fmt(entries)} entries -> ${args.url} (concurrency ${args.concurrency})\n`)

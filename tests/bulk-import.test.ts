@@ -230,3 +230,35 @@ describe('cancel', () => {
     expect((await pollStatus(statusUrl)).res.status).toBe(404)
   })
 })
+
+describe('uploaded inputs ($bulk-upload, as `bun run import --ndjson` sends local files)', () => {
+  test('a file uploaded in two parts is imported as one input, its line numbers those of the whole file', async () => {
+    const lines = [JSON.stringify(patient('imp-up-1', 'Up')), '{"not": "a resource"}', JSON.stringify(patient('imp-up-2', 'Up'))]
+    const first = await s.fhirFetch('/$bulk-upload', { method: 'POST', body: `${lines[0]}\n`, headers: { 'content-type': 'application/fhir+ndjson' } })
+    expect(first.status).toBe(201)
+    const url = first.headers.get('location') as string
+    const id = url.split('/').at(-2)
+    const second = await s.fhirFetch(`/$bulk-upload?upload=${id}`, { method: 'POST', body: `${lines[1]}\n${lines[2]}\n` })
+    expect(second.status).toBe(200)
+    expect(await (await fetch(url, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text()).toBe(`${lines.join('\n')}\n`)
+
+    const m = await importAndWait([{ type: 'Patient', url }])
+    expect(m.output[0]).toMatchObject({ inputUrl: url, created: 2 })
+    const outcomes = await readNdjson(m.error[0].url)
+    expect(outcomes.map((o) => o.issue[0].location)).toEqual([['Line[2]']])
+  })
+
+  test("another key's upload is not found, and not an input of its imports", async () => {
+    const up = await s.fhirFetch('/$bulk-upload', { method: 'POST', body: `${JSON.stringify(patient('imp-up-3', 'Up'))}\n` })
+    const url = up.headers.get('location') as string
+    const { key } = await createApiKey(s.sql, 'another admin', ['admin'])
+    expect((await fetch(url, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404)
+    const res = await s.fhirFetch('/$import', { method: 'POST', json: importBody([{ type: 'Patient', url }]), headers: ASYNC, key })
+    expect(res.status).toBe(404)
+  })
+
+  test('an upload that is not UTF-8 is refused', async () => {
+    const res = await s.fhirFetch('/$bulk-upload', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d, 0x0a]) })
+    expect(res.status).toBe(400)
+  })
+})

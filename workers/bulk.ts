@@ -7,12 +7,13 @@ import { type BulkFileStore, bulkFileStore } from '../shared/bulk/file-store'
 import { importJobKind } from '../shared/bulk/import-job'
 import { openInput } from '../shared/bulk/ndjson-source'
 import { BulkPurgeJob } from '../shared/bulk/purge-job'
+import { purgeUploads } from '../shared/bulk/upload'
 import type { Registration, WorkerDeps } from './registry'
 
 export function bulkJobKinds(deps: WorkerDeps, store: BulkFileStore = bulkFileStore(deps.sql, deps.config)): AdminJobKind[] {
   return [
     exportJobKind(store, deps.config.bulk.exportFileMaxBytes) as AdminJobKind,
-    importJobKind(store, deps.config.bulk, openInput(deps.config.bulk)) as AdminJobKind,
+    importJobKind(store, deps.config.bulk, openInput(deps.config.bulk, store)) as AdminJobKind,
   ]
 }
 
@@ -23,7 +24,10 @@ export function bulkRegistrations(deps: WorkerDeps): Registration[] {
       definition: BulkPurgeJob,
       concurrency: 1,
       every: { ms: 10 * 60_000, data: {} },
-      process: async () => ({ purged: await purgeBulkFiles(deps.sql, store, deps.config.bulk.fileTtlMs) }),
+      process: async () => ({
+        purged: await purgeBulkFiles(deps.sql, store, deps.config.bulk.fileTtlMs),
+        uploads: await purgeUploads(deps.sql, store, deps.config.bulk.fileTtlMs),
+      }),
     },
   ]
 }

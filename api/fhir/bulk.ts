@@ -9,6 +9,7 @@ import { type BulkStatus, exportStatus } from '../../shared/bulk/export-status'
 import type { BulkFileStore } from '../../shared/bulk/file-store'
 import { kickOffImport } from '../../shared/bulk/import-kickoff'
 import { importFile, importStatus } from '../../shared/bulk/import-status'
+import { storeUpload, UPLOAD_FILE, uploadFor, uploadUrl } from '../../shared/bulk/upload'
 import { AppError } from '../../shared/errors'
 import { OperationInput } from '../../shared/fhir/operations/params'
 import type { FhirContext, FhirRequest, FhirResponse } from '../../shared/fhir/request'
@@ -23,9 +24,14 @@ export function isBulkPath(path: string[]): boolean {
   return (
     last === '$export' ||
     last === '$import' ||
-    (path.length === 1 && (last === '$export-poll-status' || last === '$import-poll-status')) ||
+    (path.length === 1 && (last === '$export-poll-status' || last === '$import-poll-status' || last === '$bulk-upload')) ||
     (path[0] === '$bulk-file' && path.length === 3)
   )
+}
+
+/** An upload's body is streamed into the file store by handleBulk, not read by the FHIR edge. */
+export function bulkStreamsBody(path: string[]): boolean {
+  return path.length === 1 && path[0] === '$bulk-upload'
 }
 
 /**
@@ -46,8 +52,25 @@ export async function handleBulk(
   const last = path[path.length - 1]
   const header = { owner: principal?.keyId ?? null, request: request.url, baseUrl: ctx.baseUrl }
   const ttl = ctx.config.bulk.fileTtlMs
+  if (path[0] === '$bulk-upload') {
+    allow(principal, 'admin')
+    if (req.method !== 'POST') throw new AppError('not-allowed', 'An upload is a POST of NDJSON to [base]/$bulk-upload')
+    const to = req.query.get('upload')
+    const append = to === null ? undefined : await uploadFor(ctx.repo.sql, to, principal?.keyId, ttl)
+    const upload = await storeUpload(ctx.repo.sql, store, request.body, header.owner, ctx.config.bulk.importMaxInputBytes, append)
+    const url = uploadUrl(ctx.baseUrl, upload.id)
+    return {
+      ...informational(append ? 200 : 201, `Stored ${upload.bytes} bytes: name ${url} as the url of an $import input`),
+      location: url,
+    }
+  }
   if (path[0] === '$bulk-file') {
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new AppError('not-allowed', `${req.method} is not allowed on a bulk file`)
+    if (path[2] === UPLOAD_FILE) {
+      allow(principal, 'admin')
+      const upload = await uploadFor(ctx.repo.sql, path[1], principal?.keyId, ttl)
+      return new Response(store.read(upload.id, UPLOAD_FILE, upload.chunks), { headers: { 'content-type': NDJSON } })
+    }
     // An export's files need the export scope, an import's error files the admin scope.
     const kind = await kindOf(ctx, path[1])
     allow(principal, kind === BULK_EXPORT ? 'export' : 'admin')

@@ -11,7 +11,7 @@ import { requiredScope, route } from '../../shared/fhir/router'
 import { authenticate, authorize } from '../http/auth'
 import type { Principal } from '../../shared/auth/api-keys'
 import { type BulkFileStore, bulkFileStore } from '../../shared/bulk/file-store'
-import { handleBulk, isBulkPath } from './bulk'
+import { bulkStreamsBody, handleBulk, isBulkPath } from './bulk'
 import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate'
 import { bundleStatus, submitBundle } from './bundles'
 import { render } from './respond'
@@ -82,7 +82,7 @@ async function handleFhir(
     }
     if (path.length === 0 && req.method === 'POST') {
       req.bodyBytes = await readBodyBytes(request, deps.config.maxBodyBytes) // a Bundle for a worker: bundles.ts reads it
-    } else if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE') {
+    } else if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE' && !bulkStreamsBody(path)) {
       const text = await readBody(request, deps.config.maxBodyBytes)
       // POST [type]/_search: form parameters join the query string's. https://hl7.org/fhir/R4/http.html#search
       if (path[path.length - 1] === '_search' && /^application\/x-www-form-urlencoded/i.test(request.headers.get('content-type') ?? '')) {

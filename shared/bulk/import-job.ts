@@ -94,7 +94,7 @@ async function importInput(run: AdminJobRun, p: ImportJobParams, cursor: ImportC
   }
   let opened: Awaited<ReturnType<OpenInput>>
   try {
-    opened = await open(progress.url, progress.bytes)
+    opened = await open(p.inputs[index], progress.bytes)
   } catch (err) {
     if (err instanceof InputUnavailable) return fail(err.message)
     throw err // transient: the job is retried from its cursor

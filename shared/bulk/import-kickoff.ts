@@ -9,10 +9,13 @@ import type { Jobs } from '../jobs/queues'
 import { BULK_IMPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
 import { assertAllowedInput } from './ndjson-source'
 import { checkAsync } from './prefer'
+import { type Upload, uploadFor, uploadIdOf } from './upload'
 
 export interface ImportInput {
   type: string
   url: string
+  /** A file uploaded to this server (the url names it), read from the file store. */
+  upload?: Upload
 }
 
 export interface ImportParams {
@@ -39,12 +42,19 @@ export async function kickOffImport(
   header: Omit<BulkJobHeader, 'transactionTime'>,
 ): Promise<string> {
   checkAsync(prefer, '$import')
-  const params = readImportRequest(body, ctx.config.bulk.importOrigins)
+  const params = readImportRequest(body, ctx.config.bulk.importOrigins, ctx.baseUrl)
+  for (const input of params.inputs) {
+    const upload = uploadIdOf(input.url, ctx.baseUrl)
+    // header.owner is null when authentication is disabled: then any upload may be named.
+    if (upload !== undefined)
+      input.upload = await uploadFor(ctx.repo.sql, upload, ctx.config.authDisabled ? undefined : header.owner, ctx.config.bulk.fileTtlMs)
+  }
   const job: ImportJobParams = { ...params, ...header, transactionTime: new Date().toISOString() }
   return startBulkJob(ctx.repo.sql, jobs, BULK_IMPORT, job)
 }
 
-export function readImportRequest(body: unknown, origins: readonly string[]): ImportParams {
+/** The request's parameters; an input URL is an upload of this server (`baseUrl`) or on the allow-list. */
+export function readImportRequest(body: unknown, origins: readonly string[], baseUrl: string): ImportParams {
   const b = body as { resourceType?: unknown; parameter?: unknown } | undefined
   if (b?.resourceType !== 'Parameters' || !Array.isArray(b.parameter)) throw invalid('$import takes a Parameters resource as its body')
   const parts = b.parameter as Part[]
@@ -73,7 +83,7 @@ export function readImportRequest(body: unknown, origins: readonly string[]): Im
       if (typeof type !== 'string' || type === '') throw invalid('Missing type for input')
       if (typeof url !== 'string' || url === '') throw invalid('Missing url for input')
       if (!isResourceType(type)) throw invalid(`Input type ${type} is not a resource type`)
-      assertAllowedInput(url, origins)
+      if (uploadIdOf(url, baseUrl) === undefined) assertAllowedInput(url, origins)
       return { type, url }
     })
   if (inputs.length === 0) throw invalid('No URLs specified')

@@ -1,11 +1,14 @@
-// Opens an $import input URL as a byte stream, from a byte offset (a resumed import asks for the rest
-// with Range and skips what a server sends again when it ignores it). Only origins on BULK_IMPORT_ORIGINS
-// are fetched; redirects are refused (a redirect could lead anywhere); an input that sends nothing for
-// BULK_IMPORT_IDLE_TIMEOUT_MS is abandoned.
-// This is the one seam of bulk import's outbound calls: it moves onto the shared outbound client
-// (resolved-address checks) once that exists.
+// Opens an $import input as a byte stream, from a byte offset (a resumed import asks for the rest with
+// Range and skips what a server sends again when it ignores it): a file uploaded to this server is read
+// from the file store (upload.ts); a URL is fetched, from origins on BULK_IMPORT_ORIGINS only, redirects
+// refused (a redirect could lead anywhere), abandoned when it sends nothing for
+// BULK_IMPORT_IDLE_TIMEOUT_MS. This is the one seam of bulk import's outbound calls: it moves onto the
+// shared outbound client (resolved-address checks) once that exists.
 import type { BulkConfig } from '../config'
 import { AppError } from '../errors'
+import type { BulkFileStore } from './file-store'
+import type { ImportInput } from './import-kickoff'
+import { UPLOAD_FILE } from './upload'
 
 export interface OpenedInput {
   body: ReadableStream<Uint8Array>
@@ -13,7 +16,7 @@ export interface OpenedInput {
   length?: number
 }
 
-export type OpenInput = (url: string, from: number) => Promise<OpenedInput>
+export type OpenInput = (input: ImportInput, from: number) => Promise<OpenedInput>
 
 /** A refusal that retrying cannot change (not allowed, not found...): the input is reported as failed. */
 export class InputUnavailable extends AppError {
@@ -36,7 +39,15 @@ export function assertAllowedInput(url: string, origins: readonly string[]): URL
   return u
 }
 
-export function openInput(config: BulkConfig): OpenInput {
+export function openInput(config: BulkConfig, store: BulkFileStore): OpenInput {
+  const fetchUrl = urlOpener(config)
+  return async (input, from) =>
+    input.upload
+      ? { body: skipFirst(store.read(input.upload.id, UPLOAD_FILE, input.upload.chunks), from), length: input.upload.bytes }
+      : fetchUrl(input.url, from)
+}
+
+function urlOpener(config: BulkConfig): (url: string, from: number) => Promise<OpenedInput> {
   return async (url, from) => {
     const u = assertAllowedInput(url, config.importOrigins)
     // The idle timer runs only while a read waits on the server (not while a batch is being written).
@@ -71,10 +82,9 @@ export function openInput(config: BulkConfig): OpenInput {
       throw new Error(`${u.origin}${u.pathname} answered a range that does not start at ${from}`)
     }
     const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-    let skip = from - start // bytes sent again by a server that ignored the Range
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        for (;;) {
+        {
           let next: Awaited<ReturnType<typeof reader.read>>
           timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
           try {
@@ -86,14 +96,7 @@ export function openInput(config: BulkConfig): OpenInput {
             clearTimeout(timer)
           }
           if (next.done) return controller.close()
-          let chunk = next.value
-          if (skip > 0) {
-            const drop = Math.min(skip, chunk.byteLength)
-            skip -= drop
-            chunk = chunk.subarray(drop)
-            if (chunk.byteLength === 0) continue
-          }
-          return controller.enqueue(chunk)
+          return controller.enqueue(next.value)
         }
       },
       cancel() {
@@ -102,6 +105,22 @@ export function openInput(config: BulkConfig): OpenInput {
         reader.cancel().catch(() => {})
       },
     })
-    return { body, length: Number.isNaN(declared) ? undefined : declared + start }
+    // A server that ignored the Range sends from the start again: those bytes are dropped.
+    return { body: skipFirst(body, from - start), length: Number.isNaN(declared) ? undefined : declared + start }
   }
+}
+
+/** The stream without its first `bytes` bytes. */
+function skipFirst(stream: ReadableStream<Uint8Array>, bytes: number): ReadableStream<Uint8Array> {
+  if (bytes <= 0) return stream
+  let skip = bytes
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const drop = Math.min(skip, chunk.byteLength)
+        skip -= drop
+        if (drop < chunk.byteLength) controller.enqueue(chunk.subarray(drop))
+      },
+    }),
+  )
 }

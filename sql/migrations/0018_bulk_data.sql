@@ -29,3 +29,13 @@ begin
   end if;
 end
 $$;
+
+-- NDJSON files uploaded for an $import (`bun run import --ndjson` sends local files this way): their
+-- text is in the file store as job `id`'s file `input`, like any bulk file; kept BULK_FILE_TTL_HOURS.
+create table bulk_upload (
+  id          uuid primary key,
+  owner       text,
+  bytes       bigint not null,
+  chunks      integer not null,
+  created_at  timestamptz not null default now()
+);
