@@ -115,15 +115,24 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           pending.clear()
           buffered = 0
         }
+        // The next page is asked for as soon as this one has come (its keyset start is this one's last
+        // rid): the database reads it while this one is written out.
+        let next = scan.page(cursor.after, PAGE)
         for (;;) {
-          const rows = await scan.page(cursor.after, PAGE)
+          const rows = await next
+          const more = rows.length === PAGE
+          if (more) next = scan.page(rows[rows.length - 1].rid, PAGE)
           for (const row of rows) {
             const text = shape(row)
             if (text !== undefined) append(row.type, text)
           }
           if (rows.length > 0) cursor.after = rows[rows.length - 1].rid
-          if (rows.length < PAGE) break
-          if (buffered >= FLUSH_BYTES) await flush()
+          if (!more) break
+          if (buffered >= FLUSH_BYTES)
+            await flush().catch(async (err) => {
+              await next.catch(() => {}) // not left unhandled
+              throw err
+            })
         }
         await flush() // the last checkpoint: a deletion asked meanwhile cancels the job here
         return { files: cursor.files, exported: cursor.exported } satisfies ExportResult
