@@ -54,12 +54,13 @@ export function lineOutcome(line: number, err: unknown): string {
 
 /**
  * Writes the batch's resources in one transaction (keys unique within it), then runs `after` in the same
- * transaction. Purely numeric ids are accepted (an export of this server has them) and the id sequence is
+ * transaction; `locked` is called once the batch's current versions are locked. Purely numeric ids are accepted (an export of this server has them) and the id sequence is
  * moved past them, so that ids the server assigns later never meet them.
  */
 export async function writeImportBatch(
   repo: Repo,
   items: { resource: any; key: string }[],
+  locked: () => void,
   after: (tx: TxSql, counts: BatchCounts) => Promise<void>,
 ): Promise<BatchCounts> {
   return retryOnCreateRace(() =>
@@ -68,6 +69,7 @@ export async function writeImportBatch(
         // The batch commits with its checkpoint: a commit lost with the database is a batch done again.
         await w.tx`set local synchronous_commit = off`
         const current = await w.lock(items.map((i) => ({ type: i.resource.resourceType, id: i.resource.id })))
+        locked()
         const counts: BatchCounts = { created: 0, updated: 0, unchanged: 0 }
         const versions: NewVersion[] = []
         const supersedes = new Set<string>()

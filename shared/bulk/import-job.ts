@@ -110,25 +110,39 @@ async function importInput(run: AdminJobRun, p: ImportJobParams, cursor: ImportC
   let keys = new Set<string>()
   let bytes = 0
   let end = { offset: progress.bytes, line: progress.lines }
+  // Two batches are written at once, so that the database works on one while the other waits on its
+  // round trips. A batch starts once the one before holds its row locks (a resource in both waits for
+  // the first to commit, never the other way round), and commits after it, its checkpoint last.
   let writing: Promise<void> | undefined
+  let locked: Promise<void> | undefined
   const commit = async (items: ImportLine[], at: { offset: number; line: number }) => {
     const prior = writing
+    await locked
+    let lockedNow: () => void = () => {}
+    locked = new Promise<void>((resolve) => {
+      lockedNow = resolve
+    })
     writing = (async () => {
-      await prior // batches commit in order, one at a time
       const good = items.filter((i): i is Extract<ImportLine, { key: string }> => 'key' in i)
       const bad = items.filter((i): i is Extract<ImportLine, { outcome: string }> => 'outcome' in i)
-      await writeImportBatch(run.repo, good, async (tx, counts) => {
-        progress.created += counts.created
-        progress.updated += counts.updated
-        progress.unchanged += counts.unchanged
-        progress.bytes = at.offset
-        progress.lines = at.line
-        await storeErrors(tx, run.id, index, cursor, bad)
-        await run.checkpoint({ cursor, processed: linesOf(cursor) }, tx)
-      })
+      try {
+        await writeImportBatch(run.repo, good, lockedNow, async (tx, counts) => {
+          await prior // the batch before has committed (when it failed, this one rolls back)
+          progress.created += counts.created
+          progress.updated += counts.updated
+          progress.unchanged += counts.unchanged
+          progress.bytes = at.offset
+          progress.lines = at.line
+          await storeErrors(tx, run.id, index, cursor, bad)
+          await run.checkpoint({ cursor, processed: linesOf(cursor) }, tx)
+        })
+      } finally {
+        lockedNow() // failed before its locks: the next one is not held up (it rolls back on `prior`)
+      }
     })()
     writing.catch(() => {}) // handled where it is awaited: by the next commit, or at the end
     await prior
+    collectGarbage(items.length)
   }
   try {
     for await (const l of lines) {
@@ -165,6 +179,23 @@ async function importInput(run: AdminJobRun, p: ImportJobParams, cursor: ImportC
   await writing
   progress.done = true
   await run.checkpoint({ cursor, processed: linesOf(cursor) })
+}
+
+/**
+ * Memory stays flat whatever the input's size: batches of parsed resources are garbage once written, and
+ * left to itself the JavaScript heap grows far past what is live before it collects. Measured on Synthea
+ * x10 (135,000 resources): worker RSS growth 138-208 MB with no help, 102 MB with a collection asked
+ * after each batch, 72 MB when every FULL_GC_LINES lines it is a full synchronous one (no CPU cost
+ * measurable; a full one after every batch cost 45 µs per resource).
+ */
+let sinceFullGc = 0
+const FULL_GC_LINES = 8000
+
+function collectGarbage(lines: number): void {
+  sinceFullGc += lines
+  const full = sinceFullGc >= FULL_GC_LINES
+  if (full) sinceFullGc = 0
+  Bun.gc(full)
 }
 
 /** The batch's bad lines as error rows (a row written by an earlier attempt is kept as it is). */

@@ -29,7 +29,10 @@ export type ImportJobParams = ImportParams & BulkJobHeader
 
 const NDJSON = 'application/fhir+ndjson'
 const KNOWN = new Set(['inputFormat', 'inputSource', 'storageDetail', 'input'])
-export const MAX_BATCH = 1000
+/** Resources per batch (one transaction and checkpoint): 500 measured as fast as 1,000 and keeps less in
+ *  memory; storageDetail.maxBatchResourceCount may ask for fewer, or up to MAX_BATCH. */
+const DEFAULT_BATCH = 500
+const MAX_BATCH = 1000
 const MAX_INPUTS = 1000
 
 type Part = { name?: unknown; part?: Part[]; [value: string]: unknown }
@@ -62,7 +65,7 @@ export function readImportRequest(body: unknown, origins: readonly string[], bas
   const format = valueOf(parts.find((p) => p.name === 'inputFormat'))
   if (format !== NDJSON) throw invalid(`HAPI-2048: Input format must be "${NDJSON}"`)
   const source = valueOf(parts.find((p) => p.name === 'inputSource'))
-  let batchSize = MAX_BATCH
+  let batchSize = DEFAULT_BATCH
   const storage = parts.find((p) => p.name === 'storageDetail')
   for (const d of storage?.part ?? []) {
     const name = String(d?.name)
