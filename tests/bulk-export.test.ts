@@ -229,3 +229,14 @@ describe('consistency as of transactionTime', () => {
     expect(ids.length).toBe(12)
   })
 })
+
+test('the CapabilityStatement declares Bulk Data: $export at system, Patient and Group level, $import', async () => {
+  const cs = await readJson(await s.fhirFetch('/metadata'))
+  expect(cs.instantiates).toContain('http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data')
+  const names = (ops: any[]) => ops.map((o) => o.name)
+  expect(names(cs.rest[0].operation)).toEqual(expect.arrayContaining(['export', 'import']))
+  const ops = (type: string) => cs.rest[0].resource.find((r: any) => r.type === type).operation
+  expect(ops('Patient').find((o: any) => o.name === 'export').definition).toBe('http://hl7.org/fhir/uv/bulkdata/OperationDefinition/patient-export')
+  expect(ops('Group').find((o: any) => o.name === 'export').definition).toBe('http://hl7.org/fhir/uv/bulkdata/OperationDefinition/group-export')
+  expect(names(ops('Observation'))).not.toContain('export')
+})

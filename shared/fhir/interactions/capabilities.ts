@@ -2,6 +2,7 @@
 // https://hl7.org/fhir/R4/http.html#capabilities  https://hl7.org/fhir/R4/capabilitystatement.html
 // As HAPI's JpaCapabilityStatementProvider: per type its search parameters, _include and _revinclude
 // values, and conditional create/update/delete (shared/notes/hapi-behaviour.md §1.6).
+import { BULK_DATA_CAPABILITY, bulkOperations } from '../../bulk/capabilities'
 import { resourceTypes } from '../definitions/resource-types'
 import { allOperations } from '../operations'
 import type { OperationDef } from '../operations/types'
@@ -41,13 +42,14 @@ function build(ctx: FhirContext): any {
     software: { name: 'fhir-platform', version: '0.1.0' },
     implementation: { description: 'FHIR R4 resource server', url: ctx.baseUrl },
     fhirVersion: '4.0.1',
+    instantiates: [BULK_DATA_CAPABILITY],
     format: ['application/fhir+json', 'application/fhir+xml'],
     patchFormat: ['application/fhir+json', 'application/fhir+xml', 'application/json-patch+json'],
     rest: [
       {
         mode: 'server',
         security: {
-          description: 'Every request carries `Authorization: Bearer <API key>`; keys have read, write and admin scopes.',
+          description: 'Every request carries `Authorization: Bearer <API key>`; keys have read, write, admin and export (Bulk Data $export) scopes.',
         },
         resource: types.map((type) => {
           const params = listedParams(type)
@@ -64,14 +66,17 @@ function build(ctx: FhirContext): any {
             searchInclude: ['*', ...params.filter((d) => d.type === 'reference').map((d) => `${type}:${d.code}`)],
             searchRevInclude: ['*', ...(revIncludes.get(type) ?? [])],
             searchParam: params.map((d) => searchParamEntry(type, d)),
-            operation: operationsOf(
-              allOperations().filter((o) => o.levels.some((l) => l !== 'system') && (!o.types || o.types.includes(type))),
-              type,
-            ),
+            operation: [
+              ...operationsOf(
+                allOperations().filter((o) => o.levels.some((l) => l !== 'system') && (!o.types || o.types.includes(type))),
+                type,
+              ),
+              ...bulkOperations(type),
+            ],
           }
         }),
         interaction: SYSTEM_INTERACTIONS.map((code) => ({ code })),
-        operation: operationsOf(allOperations().filter((o) => o.levels.includes('system'))),
+        operation: [...operationsOf(allOperations().filter((o) => o.levels.includes('system'))), ...bulkOperations()],
       },
     ],
   }
