@@ -202,6 +202,16 @@ describe('inputs that cannot be read', () => {
     const [{ h }] = await s.sql<{ h: number }[]>`select count(*)::int as h from resource_history where id like 'imp-idle-%'`
     expect(h).toBe(0)
   }, 60_000)
+
+  test('an input that trickles bytes without a line end is given up and read again', async () => {
+    const url = origin.put('/trickle.ndjson', ndjson([patient('imp-trickle', 'Trickle')]))
+    origin.trickleOnce('/trickle.ndjson')
+    const started = Date.now()
+    const m = await importAndWait([{ type: 'Patient', url }])
+    expect(m.output[0]).toMatchObject({ created: 1 })
+    expect(origin.requests.filter((r) => r.path === '/trickle.ndjson').length).toBe(2)
+    expect(Date.now() - started).toBeGreaterThan(1000) // the first read went on for the idle limit
+  }, 60_000)
 })
 
 describe('cancel', () => {

@@ -11,6 +11,8 @@ export interface NdjsonOrigin {
   requests: { path: string; range: string | null }[]
   /** `path` sends its first `bytes` bytes and then nothing, on its first request only. */
   stallOnce(path: string, bytes: number): void
+  /** `path` sends one byte every 50 ms and never a line end, on its first request only. */
+  trickleOnce(path: string): void
   /** Range headers are ignored (the whole file is sent with 200). */
   ignoreRange: boolean
   stop(): void
@@ -19,6 +21,7 @@ export interface NdjsonOrigin {
 export function startNdjsonOrigin(): NdjsonOrigin {
   const files = new Map<string, Uint8Array>()
   const stalls = new Map<string, number>()
+  const trickles = new Set<string>()
   const requests: NdjsonOrigin['requests'] = []
   const state = { ignoreRange: false }
   const server: Server<undefined> = Bun.serve({
@@ -31,6 +34,20 @@ export function startNdjsonOrigin(): NdjsonOrigin {
       if (url.pathname === '/redirect') return new Response(null, { status: 302, headers: { location: `${url.origin}/patients.ndjson` } })
       const file = files.get(url.pathname)
       if (!file) return new Response('not found', { status: 404 })
+      if (trickles.delete(url.pathname)) {
+        let timer: ReturnType<typeof setInterval>
+        return new Response(
+          new ReadableStream({
+            start(controller) {
+              timer = setInterval(() => controller.enqueue(new Uint8Array([0x20])), 50)
+            },
+            cancel() {
+              clearInterval(timer)
+            },
+          }),
+          { headers: { 'content-type': 'application/fhir+ndjson' } },
+        )
+      }
       const stall = stalls.get(url.pathname)
       if (stall !== undefined) {
         stalls.delete(url.pathname)
@@ -70,6 +87,9 @@ export function startNdjsonOrigin(): NdjsonOrigin {
     },
     stallOnce(path, bytes) {
       stalls.set(path, bytes)
+    },
+    trickleOnce(path) {
+      trickles.add(path)
     },
     stop() {
       server.stop(true)

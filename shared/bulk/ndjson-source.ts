@@ -82,22 +82,29 @@ function urlOpener(config: BulkConfig): (url: string, from: number) => Promise<O
       throw new Error(`${u.origin}${u.pathname} answered a range that does not start at ${from}`)
     }
     const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    // Reading time without a line end: a server that trickles bytes (never idle, never a line) is given up
+    // too. Only time spent waiting on the server counts.
+    let sinceLine = 0
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        {
-          let next: Awaited<ReturnType<typeof reader.read>>
-          timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
-          try {
-            next = await reader.read()
-          } catch (err) {
-            const why = abort.signal.aborted ? `nothing received for ${config.importIdleTimeoutMs} ms` : (err as Error).message
-            return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: ${why}`))
-          } finally {
-            clearTimeout(timer)
-          }
-          if (next.done) return controller.close()
-          return controller.enqueue(next.value)
+        let next: Awaited<ReturnType<typeof reader.read>>
+        timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
+        const asked = performance.now()
+        try {
+          next = await reader.read()
+        } catch (err) {
+          const why = abort.signal.aborted ? `nothing received for ${config.importIdleTimeoutMs} ms` : (err as Error).message
+          return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: ${why}`))
+        } finally {
+          clearTimeout(timer)
         }
+        if (next.done) return controller.close()
+        sinceLine = next.value.includes(0x0a) ? 0 : sinceLine + (performance.now() - asked)
+        if (sinceLine > config.importIdleTimeoutMs) {
+          abort.abort()
+          return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: no line end received for ${config.importIdleTimeoutMs} ms`))
+        }
+        controller.enqueue(next.value)
       },
       cancel() {
         clearTimeout(timer)
