@@ -13,6 +13,7 @@ import { useProcessCluster } from './process-cluster'
 
 const origin = startNdjsonOrigin()
 process.env.BULK_IMPORT_ORIGINS = origin.origin // the cluster's processes take this environment
+process.env.OUTBOUND_ALLOW = '127.0.0.1' // the outbound client reaches the loopback origin
 const cluster = useProcessCluster('bulk_import_crash')
 const dir = mkdtempSync(join(tmpdir(), 'bulk-crash-'))
 afterAll(() => {

@@ -15,8 +15,11 @@ import { importBody, ndjson, startNdjsonOrigin } from './ndjson-origin'
 
 const origin = startNdjsonOrigin()
 const dir = mkdtempSync(join(tmpdir(), 'bulk-import-test-'))
+// The origin is on the import allow-list; as a loopback address, the outbound client reaches it only
+// because OUTBOUND_ALLOW names it. 127.0.0.2 is on the import list but not on OUTBOUND_ALLOW.
 const s = useTestServer({
-  BULK_IMPORT_ORIGINS: origin.origin,
+  BULK_IMPORT_ORIGINS: `${origin.origin},http://127.0.0.2:9`,
+  OUTBOUND_ALLOW: '127.0.0.1',
   BULK_STORAGE_DIR: dir,
   BULK_IMPORT_MAX_LINE_BYTES: '20000',
   BULK_IMPORT_IDLE_TIMEOUT_MS: '1000',
@@ -60,6 +63,8 @@ describe('kick-off errors', () => {
       'Missing url',
     ],
     ['an origin not on the allow-list', ASYNC, importBody([{ type: 'Patient', url: 'http://169.254.169.254/latest/meta-data' }]), 'BULK_IMPORT_ORIGINS'],
+    // On the import allow-list, but an internal address OUTBOUND_ALLOW does not name: the outbound client refuses it.
+    ['an internal address the outbound client refuses', ASYNC, importBody([{ type: 'Patient', url: 'http://127.0.0.2:9/p.ndjson' }]), '127.0.0.2'],
     ['an unknown type', ASYNC, importBody([{ type: 'Unicorn', url }]), 'Unicorn'],
     ['not a Parameters body', ASYNC, { resourceType: 'Patient' }, 'Parameters'],
     ['an unknown parameter', ASYNC, importBody([{ type: 'Patient', url }], [{ name: 'speed', valueString: 'fast' }]), 'speed'],

@@ -12,7 +12,7 @@ import { importBody, ndjson, startNdjsonOrigin } from './ndjson-origin'
 
 const origin = startNdjsonOrigin()
 const source = useTestServer()
-const target = useTestServer({ BULK_IMPORT_ORIGINS: origin.origin })
+const target = useTestServer({ BULK_IMPORT_ORIGINS: origin.origin, OUTBOUND_ALLOW: '127.0.0.1' })
 afterAll(() => origin.stop())
 
 async function contents(s: typeof source): Promise<Map<string, any>> {

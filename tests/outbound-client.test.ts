@@ -183,6 +183,24 @@ describe('limits', () => {
     expect(await (await o.fetch(`http://127.0.0.1:${port}/big`)).excerpt(10)).toBe('x'.repeat(10))
   })
 
+  test('a body read as a stream errors past the cap; read whole under it', async () => {
+    const o = Outbound.fromConfig(settings('127.0.0.1'))
+    const err = await new Response((await o.fetch(`http://127.0.0.1:${port}/big`)).stream()).text().catch((e) => e)
+    expect(err).toBeInstanceOf(OutboundFailed)
+    const whole = await new Response((await o.fetch(`http://127.0.0.1:${port}/big`, { maxResponseBytes: 64 * 1024 })).stream()).text()
+    expect(whole.length).toBe(64 * 1024)
+  })
+
+  test("a caller's signal aborts the call besides its deadline", async () => {
+    const abort = new AbortController()
+    setTimeout(() => abort.abort(), 100)
+    // /slow answers after 2 s, within the 5 s deadline: only the signal makes this call fail.
+    const err = await Outbound.fromConfig(settings('127.0.0.1'))
+      .fetch(`http://127.0.0.1:${port}/slow`, { signal: abort.signal })
+      .catch((e) => e)
+    expect(err).toBeInstanceOf(OutboundFailed)
+  })
+
   test('a call past its deadline fails with the time it waited', async () => {
     const err = await Outbound.fromConfig(settings('127.0.0.1'))
       .fetch(`http://127.0.0.1:${port}/slow`, { timeoutMs: 200 })

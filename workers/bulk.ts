@@ -13,7 +13,7 @@ import type { Registration, WorkerDeps } from './registry'
 export function bulkJobKinds(deps: WorkerDeps, store: BulkFileStore = bulkFileStore(deps.sql, deps.config)): AdminJobKind[] {
   return [
     exportJobKind(store, deps.config.bulk.exportFileMaxBytes) as AdminJobKind,
-    importJobKind(store, deps.config.bulk, openInput(deps.config.bulk, store)) as AdminJobKind,
+    importJobKind(store, deps.config.bulk, openInput(deps.config, store)) as AdminJobKind,
   ]
 }
 

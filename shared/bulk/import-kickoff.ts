@@ -8,6 +8,7 @@ import type { FhirContext } from '../fhir/request'
 import type { Jobs } from '../jobs/queues'
 import { BULK_IMPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
 import { assertAllowedInput } from './ndjson-source'
+import { Outbound } from '../net/client'
 import { checkAsync } from './prefer'
 import { type Upload, uploadFor, uploadIdOf } from './upload'
 
@@ -46,11 +47,14 @@ export async function kickOffImport(
 ): Promise<string> {
   checkAsync(prefer, '$import')
   const params = readImportRequest(body, ctx.config.bulk.importOrigins, ctx.baseUrl)
+  const outbound = Outbound.fromConfig(ctx.config)
   for (const input of params.inputs) {
     const upload = uploadIdOf(input.url, ctx.baseUrl)
     // header.owner is null when authentication is disabled: then any upload may be named.
     if (upload !== undefined)
       input.upload = await uploadFor(ctx.repo.sql, upload, ctx.config.authDisabled ? undefined : header.owner, ctx.config.bulk.fileTtlMs)
+    // An internal address OUTBOUND_ALLOW does not name is refused now (the worker's call checks it again).
+    else await outbound.checkUrl(input.url)
   }
   const job: ImportJobParams = { ...params, ...header, transactionTime: new Date().toISOString() }
   return startBulkJob(ctx.repo.sql, jobs, BULK_IMPORT, job)

@@ -1,11 +1,14 @@
 // Opens an $import input as a byte stream, from a byte offset (a resumed import asks for the rest with
 // Range and skips what a server sends again when it ignores it): a file uploaded to this server is read
-// from the file store (upload.ts); a URL is fetched, from origins on BULK_IMPORT_ORIGINS only, redirects
-// refused (a redirect could lead anywhere), abandoned when it sends nothing for
-// BULK_IMPORT_IDLE_TIMEOUT_MS. This is the one seam of bulk import's outbound calls: it moves onto the
-// shared outbound client (resolved-address checks) once that exists.
-import type { BulkConfig } from '../config'
+// from the file store (upload.ts); a URL is fetched through the one outbound client (shared/net: the
+// resolved address checked and pinned, internal ones refused unless OUTBOUND_ALLOW names them), from
+// origins on BULK_IMPORT_ORIGINS only, redirects refused (a redirect could lead anywhere), abandoned when
+// it sends nothing, or no line end, for BULK_IMPORT_IDLE_TIMEOUT_MS.
+import type { Config } from '../config'
 import { AppError } from '../errors'
+import { Outbound } from '../net/client'
+import type { OutboundResponse } from '../net/response'
+import { OutboundRefused } from '../net/target'
 import type { BulkFileStore } from './file-store'
 import type { ImportInput } from './import-kickoff'
 import { UPLOAD_FILE } from './upload'
@@ -39,7 +42,10 @@ export function assertAllowedInput(url: string, origins: readonly string[]): URL
   return u
 }
 
-export function openInput(config: BulkConfig, store: BulkFileStore): OpenInput {
+/** A whole input may take this long to read (its idle and line-end rules end a stuck one much sooner). */
+const INPUT_DEADLINE_MS = 24 * 3600_000
+
+export function openInput(config: Pick<Config, 'bulk' | 'outboundAllow' | 'outboundTimeoutMs' | 'outboundMaxResponseBytes'>, store: BulkFileStore): OpenInput {
   const fetchUrl = urlOpener(config)
   return async (input, from) =>
     input.upload
@@ -47,29 +53,39 @@ export function openInput(config: BulkConfig, store: BulkFileStore): OpenInput {
       : fetchUrl(input.url, from)
 }
 
-function urlOpener(config: BulkConfig): (url: string, from: number) => Promise<OpenedInput> {
+function urlOpener(
+  config: Pick<Config, 'bulk' | 'outboundAllow' | 'outboundTimeoutMs' | 'outboundMaxResponseBytes'>,
+): (url: string, from: number) => Promise<OpenedInput> {
+  const outbound = Outbound.fromConfig(config)
+  const idleMs = config.bulk.importIdleTimeoutMs
   return async (url, from) => {
-    const u = assertAllowedInput(url, config.importOrigins)
+    const u = assertAllowedInput(url, config.bulk.importOrigins)
     // The idle timer runs only while a read waits on the server (not while a batch is being written).
     const abort = new AbortController()
-    let timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
+    let timer = setTimeout(() => abort.abort(), idleMs)
     const headers: Record<string, string> = { accept: 'application/fhir+ndjson, application/ndjson;q=0.9, */*;q=0.1' }
     if (from > 0) headers.range = `bytes=${from}-`
-    let res: Response
+    let res: OutboundResponse
     try {
-      res = await fetch(u, { headers, redirect: 'manual', signal: abort.signal })
+      res = await outbound.fetch(u.toString(), {
+        headers,
+        timeoutMs: INPUT_DEADLINE_MS,
+        maxResponseBytes: config.bulk.importMaxInputBytes,
+        signal: abort.signal,
+      })
     } catch (err) {
       clearTimeout(timer)
+      if (err instanceof OutboundRefused) throw new InputUnavailable(`${u.origin}${u.pathname}: ${err.message}`)
       throw new Error(`Could not fetch ${u.origin}${u.pathname}: ${(err as Error).message}`) // transient: retried
     }
     if (res.status >= 300 && res.status < 400) {
       clearTimeout(timer)
-      await res.body?.cancel().catch(() => {})
+      await res.discard()
       throw new InputUnavailable(`${u.origin}${u.pathname} answered ${res.status} (a redirect): redirects are not followed`)
     }
     if (res.status !== 200 && res.status !== 206) {
       clearTimeout(timer)
-      await res.body?.cancel().catch(() => {})
+      await res.discard()
       const message = `${u.origin}${u.pathname} answered ${res.status}`
       if (res.status >= 500 || res.status === 429 || res.status === 408) throw new Error(message) // transient: retried
       throw new InputUnavailable(message)
@@ -78,31 +94,31 @@ function urlOpener(config: BulkConfig): (url: string, from: number) => Promise<O
     const declared = Number(res.headers.get('content-length') ?? Number.NaN)
     const start = res.status === 206 ? Number(/^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1] ?? Number.NaN) : 0
     if (Number.isNaN(start) || start > from) {
-      await res.body?.cancel().catch(() => {})
+      await res.discard()
       throw new Error(`${u.origin}${u.pathname} answered a range that does not start at ${from}`)
     }
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const reader = res.stream().getReader()
     // Reading time without a line end: a server that trickles bytes (never idle, never a line) is given up
     // too. Only time spent waiting on the server counts.
     let sinceLine = 0
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         let next: Awaited<ReturnType<typeof reader.read>>
-        timer = setTimeout(() => abort.abort(), config.importIdleTimeoutMs)
+        timer = setTimeout(() => abort.abort(), idleMs)
         const asked = performance.now()
         try {
           next = await reader.read()
         } catch (err) {
-          const why = abort.signal.aborted ? `nothing received for ${config.importIdleTimeoutMs} ms` : (err as Error).message
+          const why = abort.signal.aborted ? `nothing received for ${idleMs} ms` : (err as Error).message
           return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: ${why}`))
         } finally {
           clearTimeout(timer)
         }
         if (next.done) return controller.close()
         sinceLine = next.value.includes(0x0a) ? 0 : sinceLine + (performance.now() - asked)
-        if (sinceLine > config.importIdleTimeoutMs) {
+        if (sinceLine > idleMs) {
           abort.abort()
-          return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: no line end received for ${config.importIdleTimeoutMs} ms`))
+          return controller.error(new Error(`Reading ${u.origin}${u.pathname} failed: no line end received for ${idleMs} ms`))
         }
         controller.enqueue(next.value)
       },

@@ -27,6 +27,9 @@ export interface OutboundRequest {
   maxResponseBytes?: number
   /** Redirects to follow (GET only), each hop checked like the first. 0 (the default): a 3xx is answered as is. */
   followRedirects?: number
+  /** Aborts the call (and the reading of its body) besides the deadline: a caller's own rule, e.g. a
+   *  bulk import's idle timeout on a body read for hours. */
+  signal?: AbortSignal
 }
 
 /** Headers that carry the caller's credentials: never sent to another origin. */
@@ -63,7 +66,7 @@ export class Outbound {
   /** Sends one request (and its redirects when asked); throws OutboundRefused or OutboundFailed. */
   async fetch(input: string, req: OutboundRequest = {}): Promise<OutboundResponse> {
     const timeoutMs = req.timeoutMs ?? this.policy.timeoutMs
-    const signal = AbortSignal.timeout(timeoutMs)
+    const signal = req.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), req.signal]) : AbortSignal.timeout(timeoutMs)
     const method = req.method ?? 'GET'
     const follow = method === 'GET' ? (req.followRedirects ?? 0) : 0
     let headers = { ...req.headers }

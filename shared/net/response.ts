@@ -51,6 +51,36 @@ export class OutboundResponse {
     return new TextDecoder().decode(bytes).replace(/\uFFFD$/, '')
   }
 
+  /**
+   * The body as a stream, for a caller that reads it as it comes (a bulk import's NDJSON, far larger
+   * than any text held whole): past the call's byte limit the stream errors and the transfer is cancelled.
+   */
+  stream(): ReadableStream<Uint8Array> {
+    const reader = this.res.body?.getReader()
+    let size = 0
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        if (!reader) return controller.close()
+        let next: Awaited<ReturnType<typeof reader.read>>
+        try {
+          next = await reader.read()
+        } catch (err) {
+          return controller.error(new OutboundFailed(failureText(err, this.url, this.timeoutMs)))
+        }
+        if (next.done) return controller.close()
+        size += next.value.byteLength
+        if (size > this.maxBytes) {
+          await reader.cancel().catch(() => {})
+          return controller.error(this.tooLarge())
+        }
+        controller.enqueue(next.value)
+      },
+      cancel: async () => {
+        await reader?.cancel().catch(() => {})
+      },
+    })
+  }
+
   async discard(): Promise<void> {
     await this.res.body?.cancel().catch(() => {})
   }
