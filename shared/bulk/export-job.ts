@@ -114,6 +114,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           else await write()
           pending.clear()
           buffered = 0
+          Bun.gc(false) // the written text is garbage now (see import-job.ts collectGarbage)
         }
         // The next page is asked for as soon as this one has come (its keyset start is this one's last
         // rid): the database reads it while this one is written out.
