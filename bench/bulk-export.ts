@@ -4,23 +4,19 @@
 // the kick-off to the manifest, and without the second the job waits after transactionTime (it lets
 // writes in flight at that instant commit), the CPU per resource, and the download of every file.
 // Usage: bun run bench/bulk-export.ts [copies=10]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSql } from '../shared/db/client'
 import { migrate } from '../shared/db/migrate'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { ensureSynthea } from './load-synthea'
-import { BENCH_KEY, cpuMeter, databaseCpuMeter, startBenchServer, startBenchWorker } from './server'
+import { BENCH_KEY, bulkManifest, cpuMeter, databaseCpuMeter, rssPeak, startBenchServer, startBenchWorker } from './server'
 
 const copies = Number(process.argv[2] ?? 10)
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const headers = { authorization: `Bearer ${BENCH_KEY}`, prefer: 'respond-async' }
 const dir = mkdtempSync(join(tmpdir(), 'bench-bulk-export-'))
-
-function rssMb(pid: number): number {
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024)
-}
 
 /** Runs an export to its manifest; returns it with the status URL and the duration. */
 async function exportOnce(base: string, query = ''): Promise<{ manifest: any; status: string; seconds: number }> {
@@ -28,13 +24,7 @@ async function exportOnce(base: string, query = ''): Promise<{ manifest: any; st
   const res = await fetch(`${base}/fhir/$export${query}`, { headers })
   if (res.status !== 202) throw new Error(`kick-off: ${res.status} ${await res.text()}`)
   const status = res.headers.get('content-location') as string
-  for (;;) {
-    const s = await fetch(status, { headers })
-    if (s.status === 200) return { manifest: await s.json(), status, seconds: (performance.now() - t0) / 1000 }
-    if (s.status !== 202) throw new Error(`status: ${s.status} ${await s.text()}`)
-    await s.arrayBuffer()
-    await Bun.sleep(20)
-  }
+  return { ...(await bulkManifest(status, headers, t0)), status }
 }
 
 prepareFhirDefinitions()
@@ -58,15 +48,12 @@ try {
     const worker = await startBenchWorker(server, storage === 'folder' ? `${queuePrefix}_dir` : queuePrefix)
     try {
       await exportOnce(server.base, '?_type=Basic') // the worker has started and taken a job: its idle memory is its own
-      const idle = rssMb(worker.pid)
-      let peak = idle
-      const sampler = setInterval(() => {
-        peak = Math.max(peak, rssMb(worker.pid))
-      }, 20)
+      const memory = rssPeak(worker.pid)
       const cpu = cpuMeter({ API: server.pid, worker: worker.pid })
       const db = await databaseCpuMeter(server.databaseUrl)
       const { manifest, status, seconds } = await exportOnce(server.base)
-      clearInterval(sampler)
+      const peak = memory.stop()
+      const idle = memory.idle
       const n = manifest.output.reduce((a: number, o: any) => a + o.count, 0)
       const id = new URL(status).searchParams.get('_jobId')
       const [job] = await sql<{ scan: number }[]>`

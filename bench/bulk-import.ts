@@ -8,7 +8,7 @@
 //   --one-file: every resource in one NDJSON file (the worker's memory must not follow the file's size).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BENCH_KEY, cpuMeter, databaseCpuMeter, startBenchServer, startBenchWorker } from './server'
+import { BENCH_KEY, bulkManifest, cpuMeter, databaseCpuMeter, rssPeak, startBenchServer, startBenchWorker } from './server'
 import { writeSyntheaNdjson } from './synthea-ndjson'
 
 const args = process.argv.slice(2)
@@ -36,10 +36,6 @@ const server = await startBenchServer(18091, { QUEUE_PREFIX: queuePrefix })
 const worker = await startBenchWorker(server, queuePrefix)
 writeFileSync(join(dir, 'warm-up.txt'), `${JSON.stringify({ resourceType: 'Basic', id: 'bench-warm-up', code: { text: 'warm-up' } })}\n`)
 
-function rssMb(pid: number): number {
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024)
-}
-
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const headers = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json', prefer: 'respond-async' }
 const bodyOf = (files: { type: string; path: string }[]) =>
@@ -62,26 +58,16 @@ async function importOnce(body: string): Promise<{ manifest: any; seconds: numbe
   const t0 = performance.now()
   const res = await fetch(`${server.base}/fhir/$import`, { method: 'POST', headers, body })
   if (res.status !== 202) throw new Error(`kick-off: ${res.status} ${await res.text()}`)
-  const status = res.headers.get('content-location') as string
-  for (;;) {
-    const s = await fetch(status, { headers })
-    if (s.status === 200) return { manifest: await s.json(), seconds: (performance.now() - t0) / 1000 }
-    if (s.status !== 202) throw new Error(`status: ${s.status} ${await s.text()}`)
-    await s.arrayBuffer()
-    await Bun.sleep(50)
-  }
+  return bulkManifest(res.headers.get('content-location') as string, headers, t0)
 }
 
 async function run(label: string): Promise<void> {
-  const idle = rssMb(worker.pid)
-  let peak = idle
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssMb(worker.pid))
-  }, 20)
+  const memory = rssPeak(worker.pid)
   const cpu = cpuMeter({ API: server.pid, worker: worker.pid })
   const db = await databaseCpuMeter(server.databaseUrl)
   const { manifest, seconds } = await importOnce(bodyOf(inputs))
-  clearInterval(sampler)
+  const peak = memory.stop()
+  const idle = memory.idle
   const n = manifest.output.reduce((a: number, o: any) => a + o.count, 0)
   const changed = manifest.output.reduce((a: number, o: any) => a + o.created + o.updated, 0)
   const errors = manifest.error.reduce((a: number, e: any) => a + e.count, 0)

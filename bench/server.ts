@@ -217,3 +217,35 @@ export async function databaseCpuMeter(databaseUrl: string): Promise<{ perUnit(u
     close: () => sql.end(),
   }
 }
+
+/** Resident memory (MB) of a process now, from /proc. */
+export function rssMb(pid: number): number {
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024)
+}
+
+/** Samples a process's resident memory every 20 ms from now: its idle figure, and the peak when stopped. */
+export function rssPeak(pid: number): { idle: number; stop(): number } {
+  const idle = rssMb(pid)
+  let peak = idle
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMb(pid))
+  }, 20)
+  return {
+    idle,
+    stop() {
+      clearInterval(sampler)
+      return Math.max(peak, rssMb(pid))
+    },
+  }
+}
+
+/** Polls a Bulk Data status URL until it answers its manifest; returns it with the seconds since `t0`. */
+export async function bulkManifest(statusUrl: string, headers: Record<string, string>, t0: number): Promise<{ manifest: any; seconds: number }> {
+  for (;;) {
+    const s = await fetch(statusUrl, { headers })
+    if (s.status === 200) return { manifest: await s.json(), seconds: (performance.now() - t0) / 1000 }
+    if (s.status !== 202) throw new Error(`status: ${s.status} ${await s.text()}`)
+    await s.arrayBuffer()
+    await Bun.sleep(20)
+  }
+}

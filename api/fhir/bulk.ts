@@ -5,7 +5,8 @@
 import type { Principal, Scope } from '../../shared/auth/api-keys'
 import { BULK_EXPORT, BULK_IMPORT, type BulkKind, bulkJobFor, deleteBulkJob } from '../../shared/bulk/bulk-job'
 import { type ExportTarget, kickOffExport } from '../../shared/bulk/export-kickoff'
-import { type BulkStatus, exportStatus } from '../../shared/bulk/export-status'
+import type { BulkStatus } from '../../shared/bulk/bulk-status'
+import { exportFile, exportStatus } from '../../shared/bulk/export-status'
 import type { BulkFileStore } from '../../shared/bulk/file-store'
 import { kickOffImport } from '../../shared/bulk/import-kickoff'
 import { importFile, importStatus } from '../../shared/bulk/import-status'
@@ -119,10 +120,6 @@ function exportTarget(path: string[]): ExportTarget {
 async function kindOf(ctx: FhirContext, id: string): Promise<BulkKind> {
   const [row] = /^[0-9a-f-]{36}$/.test(id) ? await ctx.repo.sql<{ kind: string }[]>`select kind from admin_job where id = ${id}` : []
   return row?.kind === BULK_IMPORT ? BULK_IMPORT : BULK_EXPORT
-}
-
-function exportFile(result: unknown, fileId: string) {
-  return (result as { files?: { id: string; chunks: number }[] } | null)?.files?.find((f) => f.id === fileId)
 }
 
 function allow(principal: Principal | undefined, scope: Scope): void {

@@ -2,37 +2,26 @@
 // with a manifest of what each input gave (resources created, updated, unchanged) and the error files
 // (one OperationOutcome per line not stored, its line number in the location).
 import type { AdminJobView } from '../jobs/admin-job'
-import { type BulkStatus, failedStatus, fileUrl } from './export-status'
-import type { ImportJobParams } from './import-kickoff'
+import { type BulkStatus, fileUrl, manifestStatus, unfinishedStatus } from './bulk-status'
 import type { ErrorFile, ImportResult, InputProgress } from './import-job'
 
 export function importStatus(job: AdminJobView, baseUrl: string, ttlMs: number): BulkStatus {
-  if (job.state === 'failed') return failedStatus(job)
-  if (job.state === 'completed') {
-    const p = job.params as ImportJobParams
-    const r = job.result as ImportResult
-    return {
-      kind: 'manifest',
-      expires: new Date(Date.parse(job.finishedAt as string) + ttlMs),
-      manifest: {
-        transactionTime: p.transactionTime,
-        request: p.request,
-        requiresAccessToken: true,
-        output: r.inputs.map((i) => ({
-          type: i.type,
-          inputUrl: i.url,
-          count: i.created + i.updated + i.unchanged,
-          created: i.created,
-          updated: i.updated,
-          unchanged: i.unchanged,
-          ...(i.failure ? { failure: i.failure } : {}),
-        })),
-        error: r.errorFiles.map((f) => ({ type: 'OperationOutcome', inputUrl: r.inputs[f.input].url, url: fileUrl(baseUrl, job.id, f.id), count: f.count })),
-      },
-    }
-  }
-  if (job.state === 'queued') return { kind: 'progress', progress: 'queued', retryAfter: 2 }
-  return { kind: 'progress', progress: progressText(job), retryAfter: 2 }
+  if (job.state !== 'completed') return unfinishedStatus(job, () => progressText(job))
+  const r = job.result as ImportResult
+  return manifestStatus(
+    job,
+    ttlMs,
+    r.inputs.map((i) => ({
+      type: i.type,
+      inputUrl: i.url,
+      count: i.created + i.updated + i.unchanged,
+      created: i.created,
+      updated: i.updated,
+      unchanged: i.unchanged,
+      ...(i.failure ? { failure: i.failure } : {}),
+    })),
+    r.errorFiles.map((f) => ({ type: 'OperationOutcome', inputUrl: r.inputs[f.input].url, url: fileUrl(baseUrl, job.id, f.id), count: f.count })),
+  )
 }
 
 /** An import's error file by id. */
