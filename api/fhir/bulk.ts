@@ -3,7 +3,7 @@
 // the key's scope and ownership, and writes the answers the IG gives (202 + Content-Location, a manifest
 // as application/json, NDJSON files). https://hl7.org/fhir/uv/bulkdata/STU2/export.html
 import type { Principal, Scope } from '../../shared/auth/api-keys'
-import { BULK_EXPORT, BULK_IMPORT, type BulkKind, bulkJobFor, deleteBulkJob } from '../../shared/bulk/bulk-job'
+import { BULK_EXPORT, BULK_IMPORT, bulkJobFor, bulkKindOf, deleteBulkJob } from '../../shared/bulk/bulk-job'
 import { type ExportTarget, kickOffExport } from '../../shared/bulk/export-kickoff'
 import type { BulkStatus } from '../../shared/bulk/bulk-status'
 import { exportFile, exportStatus } from '../../shared/bulk/export-status'
@@ -38,8 +38,8 @@ export function bulkStreamsBody(path: string[]): boolean {
 /**
  * Answers a bulk request: a Response for what is not a FHIR resource (manifest, NDJSON file), a
  * FhirResponse for the rest. `principal` is undefined when authentication is disabled: then no scope
- * or ownership is checked. The kick-off URL is the manifest's `request` (a POST's parameters are in its
- * body, not repeated, as the IG has it).
+ * or ownership is checked. The kick-off URL, on the FHIR base clients see, is the manifest's `request`
+ * (a POST's parameters are in its body, not repeated, as the IG has it).
  */
 export async function handleBulk(
   request: Request,
@@ -51,7 +51,8 @@ export async function handleBulk(
 ): Promise<Response | FhirResponse> {
   const path = req.path
   const last = path[path.length - 1]
-  const header = { owner: principal?.keyId ?? null, request: request.url, baseUrl: ctx.baseUrl }
+  const url = new URL(request.url)
+  const header = { owner: principal?.keyId ?? null, request: `${ctx.baseUrl}${url.pathname.slice('/fhir'.length)}${url.search}`, baseUrl: ctx.baseUrl }
   const ttl = ctx.config.bulk.fileTtlMs
   if (path[0] === '$bulk-upload') {
     allow(principal, 'admin')
@@ -59,10 +60,10 @@ export async function handleBulk(
     const to = req.query.get('upload')
     const append = to === null ? undefined : await uploadFor(ctx.repo.sql, to, principal?.keyId, ttl)
     const upload = await storeUpload(ctx.repo.sql, store, request.body, header.owner, ctx.config.bulk.importMaxInputBytes, append)
-    const url = uploadUrl(ctx.baseUrl, upload.id)
+    const location = uploadUrl(ctx.baseUrl, upload.id)
     return {
-      ...informational(append ? 200 : 201, `Stored ${upload.bytes} bytes: name ${url} as the url of an $import input`),
-      location: url,
+      ...informational(append ? 200 : 201, `Stored ${upload.bytes} bytes: name ${location} as the url of an $import input`),
+      location,
     }
   }
   if (path[0] === '$bulk-file') {
@@ -73,7 +74,7 @@ export async function handleBulk(
       return new Response(store.read(upload.id, UPLOAD_FILE, upload.chunks), { headers: { 'content-type': NDJSON } })
     }
     // An export's files need the export scope, an import's error files the admin scope.
-    const kind = await kindOf(ctx, path[1])
+    const kind = await bulkKindOf(ctx.repo.sql, path[1])
     allow(principal, kind === BULK_EXPORT ? 'export' : 'admin')
     const job = await bulkJobFor(ctx.repo.sql, path[1], kind, principal?.keyId, ttl)
     const file = job.kind === BULK_EXPORT ? exportFile(job.result, path[2]) : importFile(job.result, path[2])
@@ -117,11 +118,6 @@ function exportTarget(path: string[]): ExportTarget {
   throw new AppError('invalid', `$export is invoked on [base], Patient, Patient/[id] or Group/[id], not ${path.slice(0, -1).join('/')}`)
 }
 
-async function kindOf(ctx: FhirContext, id: string): Promise<BulkKind> {
-  const [row] = /^[0-9a-f-]{36}$/.test(id) ? await ctx.repo.sql<{ kind: string }[]>`select kind from admin_job where id = ${id}` : []
-  return row?.kind === BULK_IMPORT ? BULK_IMPORT : BULK_EXPORT
-}
-
 function allow(principal: Principal | undefined, scope: Scope): void {
   if (principal) authorize(principal, scope)
 }
@@ -137,11 +133,7 @@ function parameterNames(body: unknown): string[] {
 }
 
 function accepted(contentLocation: string, message: string): FhirResponse {
-  return {
-    status: 202,
-    headers: { 'content-location': contentLocation },
-    resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational', diagnostics: message }] },
-  }
+  return { ...informational(202, message), headers: { 'content-location': contentLocation } }
 }
 
 function informational(status: number, message: string): FhirResponse {

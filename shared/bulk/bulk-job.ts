@@ -43,6 +43,12 @@ export async function bulkJobFor(sql: Sql, id: string, kind: BulkKind, owner: st
   return job
 }
 
+/** The kind of a job a file request names (an import's error files need another scope than an export's). */
+export async function bulkKindOf(sql: Sql, id: string): Promise<BulkKind> {
+  const [row] = /^[0-9a-f-]{36}$/.test(id) ? await sql<{ kind: string }[]>`select kind from admin_job where id = ${id}` : []
+  return row?.kind === BULK_IMPORT ? BULK_IMPORT : BULK_EXPORT
+}
+
 /**
  * DELETE on a status URL: a running job is cancelled, and its files (written so far, or all of them)
  * removed; the status URL then answers 404 (IG "Delete a Bulk Data Request"). The cancel flag is the
