@@ -64,6 +64,12 @@ describe('kick-off errors (400 with an OperationOutcome before anything is queue
     expect((await readJson(res)).resourceType).toBe('OperationOutcome')
   })
 
+  test('more than 100 _typeFilter values is 413', async () => {
+    const query = Array.from({ length: 101 }, (_, i) => `_typeFilter=${encodeURIComponent(`Observation?code=c${i}`)}`).join('&')
+    const res = await s.fhirFetch(`/$export?${query}`, { headers: { prefer: 'respond-async' } })
+    expect(res.status).toBe(413)
+  })
+
   test('handling=lenient lets an unknown parameter through', async () => {
     const url = await kickOff(s, '/$export?_type=Practitioner&foo=bar', { headers: { prefer: 'respond-async, handling=lenient' } })
     const m = await manifestOf(url)

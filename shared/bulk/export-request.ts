@@ -34,6 +34,10 @@ const KNOWN = new Set(['_outputFormat', '_type', '_since', '_typeFilter', '_elem
 // Result and control parameters mean nothing in a _typeFilter: only criteria select resources.
 const NOT_CRITERIA = ['_count', '_sort', '_include', '_revinclude', '_total', '_summary', '_elements', '_contained', '_containedType']
 
+/** Bounds on what one kick-off may ask (each filter is a search compiled into every page's statement). */
+const MAX_TYPE_FILTERS = 100
+const MAX_PATIENTS = 10_000
+
 /** Bulk export of Binary resources is forbidden, as HAPI has it (BulkExportJobParametersValidator). */
 export const NOT_EXPORTED = 'Binary'
 
@@ -66,6 +70,7 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
   if (since !== undefined && !isInstant(since)) throw invalid(`_since must be a FHIR instant (e.g. 2024-01-01T00:00:00Z), not "${since}"`)
 
   const typeFilters = input.values('_typeFilter').map(String)
+  if (typeFilters.length > MAX_TYPE_FILTERS) throw new AppError('too-large', `At most ${MAX_TYPE_FILTERS} _typeFilter values per export`)
   for (const f of typeFilters) checkTypeFilter(f, types)
 
   const elements = listOf(input.values('_elements'))
@@ -75,7 +80,9 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
       throw invalid(`_elements: "${e}" is not an element of a resource type (Type.element, root elements only)`)
   }
 
-  const patients = input.values('patient').map(patientId)
+  const patientValues = input.values('patient')
+  if (patientValues.length > MAX_PATIENTS) throw new AppError('too-large', `At most ${MAX_PATIENTS} patient values per export (a Group names more)`)
+  const patients = patientValues.map(patientId)
   if (patients.length > 0 && level === 'system') throw invalid('The patient parameter applies to Patient- and Group-level exports only')
   return {
     level,
