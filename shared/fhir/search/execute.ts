@@ -9,6 +9,7 @@ import { handlerFor } from './handlers'
 import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
 import { loadIncludes } from './include'
+import { type SearchMatch, toMatch } from './match'
 import { orderedScan } from './ordered-scan'
 import { prepareTerminologyCriteria } from '../terminology/search-criteria'
 
@@ -22,9 +23,6 @@ export interface Cursor {
    *  updated while the client pages does not jump to a page already read. */
   asOf?: string
 }
-
-/** A resource found by a search: what a searchset entry needs (no version columns to decode). */
-export type SearchMatch = Pick<StoredVersion, 'rid' | 'type' | 'id' | 'content'>
 
 export interface SearchPage {
   matches: SearchMatch[]
@@ -175,8 +173,4 @@ function cursorCondition(sql: Sql, keys: SortKey[], c: Cursor): Fragment {
 function keyText(v: unknown): string | null {
   if (v === null || v === undefined) return null
   return v instanceof Date ? v.toISOString() : String(v)
-}
-
-export function toMatch(r: any): SearchMatch {
-  return { rid: r.rid, type: r.res_type, id: r.id, content: r.content }
 }

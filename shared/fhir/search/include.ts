@@ -3,7 +3,7 @@
 // on what was added until nothing new comes (HAPI's order: revincludes, then includes), capped per page.
 // https://hl7.org/fhir/R4/search.html#include
 import type { Sql } from '../../db/client'
-import { type SearchMatch, toMatch } from './execute'
+import { type SearchMatch, toMatch } from './match'
 import type { IncludeSpec, SearchQuery } from './query'
 
 /** HAPI's maxIncludesPerPage default. */
