@@ -1,7 +1,6 @@
 // The FHIR router: a parsed request to the interaction that serves it. The HTTP edge and the Bundle
 // worker both go through here. https://hl7.org/fhir/R4/http.html
 import { AppError } from '../errors'
-import { processBundle } from './bundle/process'
 import { isResourceType } from './definitions/resource-types'
 import { assertResourceType } from './ids'
 import { capabilities } from './interactions/capabilities'
@@ -51,8 +50,9 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   if (last?.startsWith('$') && last !== '$bundle-status') return operation(req, ctx, last)
   if (first === undefined) {
     if (m === 'GET' && req.query.has('_getpages')) return page(req, ctx)
+    // POST [base] (a Bundle) is the HTTP edge's: it goes to a worker (api/fhir/bundles.ts), and a
+    // Bundle's own entries cannot name the base (entries.ts refuses a POST without a type).
     if (m === 'GET') return searchSystem(req, ctx)
-    if (m === 'POST') return processBundle(ctx, req.body, { prefer: req.headers.prefer, maxEntries: ctx.config.maxBundleEntries })
     return unsupported(req)
   }
   if (first === 'metadata' && second === undefined && m === 'GET') return capabilities(ctx)
