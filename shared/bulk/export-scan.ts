@@ -12,7 +12,7 @@ import { type Fragment, join } from '../db/fragments'
 import { patientCompartmentLinks } from '../fhir/search/compartment'
 import { parseSearch } from '../fhir/search/parse'
 import { searchWhere } from '../fhir/search/execute'
-import { prepareTerminologyCriteria } from '../fhir/terminology/search-criteria'
+import { prepareTerminologyCriteria } from '../fhir/search/terminology-criteria'
 import type { ExportParams } from './export-request'
 
 export interface ScanRow {

@@ -11,7 +11,7 @@ import type { SearchQuery, SortSpec } from './query'
 import { loadIncludes } from './include'
 import { type SearchMatch, toMatch } from './match'
 import { orderedScan } from './ordered-scan'
-import { prepareTerminologyCriteria } from '../terminology/search-criteria'
+import { prepareTerminologyCriteria } from './terminology-criteria'
 
 export interface Cursor {
   /** Sort-key values of the row, then its rid. */

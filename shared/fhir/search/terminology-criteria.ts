@@ -1,14 +1,15 @@
 // Before a search runs: the terminology its token modifiers need is loaded and current. :in / :not-in
 // name a value set whose expansion must exist (unknown or unexpandable: 400); :above / :below name a
 // system|code that must be in the concept store (400 otherwise, as HAPI). The predicates themselves
-// (params/token.ts) then read the store in SQL.
+// (params/token.ts) then read the store in SQL. The search side's use of terminology: terminology/
+// itself knows nothing of search.
 import type { Sql } from '../../db/client'
 import { invalid } from '../../errors'
-import { splitEscaped, unescape } from '../search/escape'
-import type { Criterion } from '../search/query'
-import { ensureBuiltinTerminology } from './builtin'
-import { ensureExpansion } from './expansion'
-import { findCodeSystem, findValueSet, splitCanonical } from './resolve'
+import { ensureBuiltinTerminology } from '../terminology/builtin'
+import { ensureExpansion } from '../terminology/expansion'
+import { findCodeSystem, findValueSet, splitCanonical } from '../terminology/resolve'
+import { splitEscaped, unescape } from './escape'
+import type { Criterion } from './query'
 
 const MODIFIERS = new Set(['in', 'not-in', 'above', 'below'])
 
