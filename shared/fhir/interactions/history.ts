@@ -3,7 +3,7 @@
 import { AppError } from '../../errors'
 import { type HistoryQuery, historyCount, historyPage } from '../repo/history'
 import type { StoredVersion } from '../repo/types'
-import { type PageToken, pageLink, pageSize } from '../paging'
+import { type PageToken, pageLink, pageSize, selfUrl } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { etagOf } from './write-response'
 import { parseFhirJson } from '../format/json'
@@ -48,7 +48,7 @@ export async function historyBundle(req: FhirRequest, ctx: FhirContext, token: P
   if (hq.id !== undefined || summaryCount) bundle.total = await historyCount(ctx.repo.sql, hq)
   const extra = new URLSearchParams()
   for (const k of ['_format', '_pretty']) if (req.query.has(k)) extra.set(k, req.query.get(k) as string)
-  bundle.link = [{ relation: 'self', url: selfUrl(req, ctx) }]
+  bundle.link = [{ relation: 'self', url: selfUrl(req, ctx.baseUrl) }]
   if (hasNext) bundle.link.push({ relation: 'next', url: pageLink(ctx.baseUrl, ctx.secret, token, offset + count, count, 'history', extra) })
   if (offset > 0)
     bundle.link.push({ relation: 'previous', url: pageLink(ctx.baseUrl, ctx.secret, token, Math.max(0, offset - count), count, 'history', extra) })
@@ -67,11 +67,6 @@ function historyEntry(ctx: FhirContext, v: StoredVersion): any {
     lastModified: v.lastUpdated.toISOString(),
   }
   return entry
-}
-
-export function selfUrl(req: FhirRequest, ctx: FhirContext): string {
-  const qs = req.query.toString()
-  return `${ctx.baseUrl}${req.path.length ? `/${req.path.join('/')}` : ''}${qs ? `?${qs}` : ''}`
 }
 
 const INSTANT = /^\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/

@@ -3,7 +3,7 @@
 // a keyset cursor that any node can serve. https://hl7.org/fhir/R4/http.html#search
 import { AppError } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
-import { encodePageToken, type PageToken } from '../paging'
+import { encodePageToken, type PageToken, selfUrl } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { withCustomPlans } from '../../db/client'
 import { compartmentCriterion } from '../search/compartment'
@@ -12,7 +12,6 @@ import { type Cursor, runSearch } from '../search/execute'
 import type { SearchMatch } from '../search/match'
 import { parseSearch } from '../search/parse'
 import { applySubset } from '../subset'
-import { selfUrl } from './history'
 import { parseFhirJson } from '../format/json'
 
 interface SearchTarget {
@@ -59,7 +58,7 @@ async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, 
     for (const k of ['_format', '_pretty']) if (query.has(k)) params.set(k, query.get(k) as string)
     return `${ctx.baseUrl}?${params}`
   }
-  bundle.link = [{ relation: 'self', url: cursor ? `${ctx.baseUrl}?${req.query}` : selfUrl(req, ctx) }]
+  bundle.link = [{ relation: 'self', url: cursor ? `${ctx.baseUrl}?${req.query}` : selfUrl(req, ctx.baseUrl) }]
   if (page.next) bundle.link.push({ relation: 'next', url: link(page.next) })
   if (page.previous) bundle.link.push({ relation: 'previous', url: link(page.previous) })
   if (q.summaryCount) return { status: 200, resource: bundle }

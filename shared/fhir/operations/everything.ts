@@ -9,8 +9,7 @@ import { type ExportPage, cursorExportPage, exportCache, firstExportPage } from 
 import type { PatientSelector } from '../../export/everything-query'
 import { isCursor } from '../../export/cursor'
 import { parseSince, parseTypes } from '../../export/export-params'
-import { selfUrl } from '../interactions/history'
-import { parseCount } from '../paging'
+import { parseCount, selfUrl } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import type { OperationInput } from './params'
 import type { OperationDef, OperationTarget } from './types'
@@ -63,7 +62,7 @@ function bundleText(req: FhirRequest, ctx: FhirContext, path: string, count: num
     for (const k of ['_format', '_pretty']) if (req.query.has(k)) q.set(k, req.query.get(k) as string)
     return `${ctx.baseUrl}/${path}?${q}`
   }
-  const links = [{ relation: 'self', url: selfUrl(req, ctx) }]
+  const links = [{ relation: 'self', url: selfUrl(req, ctx.baseUrl) }]
   if (page.next) links.push({ relation: 'next', url: link(page.next) })
   if (page.previous) links.push({ relation: 'previous', url: link(page.previous) })
   const head = JSON.stringify({
