@@ -9,7 +9,7 @@ import { ExpungeJobKind } from '../shared/fhir/repo/expunge-job'
 import { TerminologyRebuildJobKind } from '../shared/fhir/terminology/rebuild-job'
 import { performReindexingPass } from '../shared/fhir/reindex/reindex-pass'
 import { bulkJobKinds } from './bulk'
-import type { Registration, WorkerDeps } from './registry'
+import type { Registration, WorkerDeps } from './registration'
 
 /** Every admin job kind, by name: the bulk data kinds need the worker's file store and settings. */
 export function adminJobKinds(deps: WorkerDeps): ReadonlyMap<string, AdminJobKind> {

@@ -8,7 +8,7 @@ import { importJobKind } from '../shared/bulk/import-job'
 import { openInput } from '../shared/bulk/ndjson-source'
 import { BulkPurgeJob } from '../shared/bulk/purge-job'
 import { purgeUploads } from '../shared/bulk/upload'
-import type { Registration, WorkerDeps } from './registry'
+import type { Registration, WorkerDeps } from './registration'
 
 export function bulkJobKinds(deps: WorkerDeps, store: BulkFileStore = bulkFileStore(deps.sql, deps.config)): AdminJobKind[] {
   return [

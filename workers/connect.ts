@@ -5,7 +5,7 @@ import { connectionsDue, syncConnection } from '../shared/connect/sync'
 import { checkPayload } from '../shared/jobs/definition'
 import { deliverEvent } from '../shared/webhooks/delivery'
 import { WebhookDeliveryJob } from '../shared/webhooks/delivery-job'
-import type { Registration, WorkerDeps } from './registry'
+import type { Registration, WorkerDeps } from './registration'
 
 export function connectRegistrations(deps: WorkerDeps): Registration[] {
   const syncDeps = {

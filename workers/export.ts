@@ -3,7 +3,7 @@
 import { exportCache } from '../shared/export/everything'
 import { buildExportCache, ExportCacheJob } from '../shared/export/export-cache-job'
 import { checkPayload } from '../shared/jobs/definition'
-import type { Registration, WorkerDeps } from './registry'
+import type { Registration, WorkerDeps } from './registration'
 
 export function exportRegistrations(deps: WorkerDeps): Registration[] {
   const cache = exportCache(deps.sql, deps.redis, deps.config.queuePrefix)

@@ -9,7 +9,8 @@ import { dropBlobs, restoreBlobs, stashResult } from '../shared/jobs/blobs'
 import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
 import { log } from '../shared/log'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
-import { type Registration, registrations } from './registry'
+import type { Registration } from './registration'
+import { registrations } from './registry'
 
 export interface WorkerNode {
   queues: string[]

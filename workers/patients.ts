@@ -7,7 +7,7 @@ import { expireFlows } from '../shared/patients/flows'
 import { purgeIdempotencyKeys } from '../shared/patients/idempotency'
 import { FLOW_EXPIRY_EVERY_MS, FlowExpiryJob, PatientRecordsDeletionJob } from '../shared/patients/jobs'
 import { deleteRecordsInBatches } from '../shared/patients/patient-deletion'
-import type { Registration, WorkerDeps } from './registry'
+import type { Registration, WorkerDeps } from './registration'
 
 export function patientRegistrations(deps: WorkerDeps): Registration[] {
   return [

@@ -1,0 +1,43 @@
+// What a worker registration is: a job definition, its processor and how it runs, and the
+// dependencies processors are built from. registry.ts lists them; each area's file contributes its own.
+import type { Config } from '../shared/config'
+import type { Sql } from '../shared/db/client'
+import type { Repo } from '../shared/fhir/repo/repo'
+import type { JobDefinition } from '../shared/jobs/definition'
+import type { JobProgress } from '../shared/jobs/progress'
+import type { Jobs } from '../shared/jobs/queues'
+import type { Outbound } from '../shared/net/client'
+import type { Redis } from '../shared/redis'
+import type { SecretCipher } from '../shared/secrets/cipher'
+
+export interface WorkerDeps {
+  repo: Repo
+  sql: Sql
+  config: Config
+  secret: string
+  /** For processors that enqueue further jobs. */
+  jobs: Jobs
+  /** Redis for processors that keep state there (absent in the embedded form). */
+  redis?: Redis
+  cipher: SecretCipher
+  outbound: Outbound
+}
+
+export interface Registration {
+  definition: JobDefinition
+  concurrency: number
+  process: (data: unknown, job: JobInfo) => Promise<unknown>
+  /** Runs on this schedule (milliseconds) with this payload, once per cluster. */
+  every?: { ms: number; data: unknown }
+  /** How soon a job of a dead worker is taken over: its lock lasts lockMs, checked every stalledMs. */
+  takeover?: { lockMs: number; stalledMs: number }
+}
+
+export interface JobInfo {
+  id: string
+  progress: (p: JobProgress) => void
+  /** 1 for the first attempt. */
+  attempt: number
+  /** No retry follows when attempt == maxAttempts. */
+  maxAttempts: number
+}
