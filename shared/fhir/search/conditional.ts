@@ -7,7 +7,6 @@ import { AppError, invalid } from '../../errors'
 import type { Sql } from '../../db/client'
 import type { WriteTx } from '../repo/repo'
 import type { StoredVersion } from '../repo/types'
-import type { FhirContext } from '../request'
 import { matchIds } from './execute'
 import { parseSearch } from './parse'
 import type { SearchQuery } from './query'
@@ -73,14 +72,19 @@ export function parseMatchUrl(type: string, matchUrl: string | URLSearchParams):
  * 0.06 ms on a plan for the values). Only the match: the write statements keep their generic plans,
  * which do not depend on the data and cost a tenth of a millisecond or more to plan again.
  */
-export async function resolveConditional(w: WriteTx, ctx: FhirContext, type: string, matchUrl: string | URLSearchParams): Promise<ConditionalMatch> {
+/** What a match needs besides the transaction: the base URL that absolute local references are read against. */
+export interface MatchBase {
+  baseUrl: string
+}
+
+export async function resolveConditional(w: WriteTx, { baseUrl }: MatchBase, type: string, matchUrl: string | URLSearchParams): Promise<ConditionalMatch> {
   const url = parseMatchUrl(type, matchUrl)
   const query = parseSearch([type], url.params, { defaultCount: 2, maxCount: 2 })
   if (query.criteria.length === 0) throw invalid(`HAPI-0518: Invalid match URL[${url.text}] - URL has no search parameters`)
   const [{ mode }] = await w.tx<{ mode: string }[]>`
     select current_setting('plan_cache_mode') as mode, set_config('plan_cache_mode', 'force_custom_plan', true),
       pg_advisory_xact_lock(hashtextextended(${url.normalised}, 0))`
-  const matches = await matchIds(txSql(w), query, ctx.baseUrl, 2)
+  const matches = await matchIds(txSql(w), query, baseUrl, 2)
   await w.tx`select set_config('plan_cache_mode', ${mode}, true)`
   return { url, query, matches }
 }
@@ -92,14 +96,14 @@ export async function resolveConditional(w: WriteTx, ctx: FhirContext, type: str
  */
 export async function assertMatchesOwnUrl(
   w: WriteTx,
-  ctx: FhirContext,
+  { baseUrl }: MatchBase,
   match: ConditionalMatch,
   id: string,
   op: 'create' | 'update' = 'create',
 ): Promise<void> {
   const idDef = searchParamFor(match.url.type, '_id') as SearchParamDef
   const query: SearchQuery = { ...match.query, criteria: [...match.query.criteria, { kind: 'param', def: idDef, values: [id] }] }
-  const found = await matchIds(txSql(w), query, ctx.baseUrl, 1)
+  const found = await matchIds(txSql(w), query, baseUrl, 1)
   if (found.length === 0)
     throw new AppError('invalid', `HAPI-0929: Failed to process conditional ${op}. The supplied resource did not satisfy the conditional URL.`)
 }
@@ -110,12 +114,12 @@ export async function assertMatchesOwnUrl(
  */
 export async function multipleMatches(
   w: WriteTx,
-  ctx: FhirContext,
+  { baseUrl }: MatchBase,
   code: string,
   op: 'CREATE' | 'UPDATE' | 'DELETE' | 'PATCH',
   match: ConditionalMatch,
 ): Promise<AppError> {
-  const n = (await matchIds(txSql(w), match.query, ctx.baseUrl, MAX_COUNTED)).length
+  const n = (await matchIds(txSql(w), match.query, baseUrl, MAX_COUNTED)).length
   const count = n >= MAX_COUNTED ? `${MAX_COUNTED} or more` : String(n)
   return new AppError(
     'precondition-failed',
