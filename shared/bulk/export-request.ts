@@ -5,7 +5,7 @@
 import { AppError, invalid } from '../errors'
 import { isResourceType } from '../fhir/definitions/resource-types'
 import type { OperationInput } from '../fhir/operations/params'
-import { localTarget } from '../fhir/bundle/references'
+import { localTarget } from '../fhir/references'
 import { patientCompartmentTypes } from '../fhir/search/compartment'
 import { parseSearch } from '../fhir/search/parse'
 import { checkAsync, parseLenient } from './prefer'

@@ -5,7 +5,7 @@
 // fetched by `_id` so that the stored copy resolves every reference it can. A pull is bounded: at most
 // `maxPages` requests and `maxResources` resources (CONNECT_SYNC_MAX_PAGES, _RESOURCES), and a `next`
 // link already requested (a loop) ends it with an error.
-import { findReferences, localTarget } from '../fhir/bundle/references'
+import { findReferences, localTarget } from '../fhir/references'
 import { patientCompartmentTypes } from '../fhir/search/compartment'
 import { type SourceSession, sourceError } from './source-session'
 

@@ -2,7 +2,6 @@
 // snapshot instant or cursor), not a server-side cache entry, so no sticky sessions are needed. Tokens
 // are signed with the cluster's shared secret: an altered or foreign token is 410, like an unknown one.
 import { AppError } from '../errors'
-import type { FhirRequest } from './request'
 
 export interface PageToken {
   /** What is paged: 'history' now; search adds its own kinds. */
@@ -59,7 +58,7 @@ export function parseCount(value: string, max: number): number {
 }
 
 /** The `self` link of a Bundle answering `req`: the request's own URL on the FHIR base. */
-export function selfUrl(req: Pick<FhirRequest, 'path' | 'query'>, baseUrl: string): string {
+export function selfUrl(req: { path: string[]; query: URLSearchParams }, baseUrl: string): string {
   const qs = req.query.toString()
   return `${baseUrl}${req.path.length ? `/${req.path.join('/')}` : ''}${qs ? `?${qs}` : ''}`
 }

@@ -2,7 +2,7 @@
 // reference to a local resource that does not exist is a 400 HAPI-1094 naming the element.
 // https://hl7.org/fhir/R4/references.html
 import { AppError } from '../errors'
-import { findReferences, localTarget } from './bundle/references'
+import { findReferences, localTarget } from './references'
 import type { HookCtes, WriteHook } from './repo/repo'
 
 interface LocalReference {

@@ -1,35 +1,15 @@
-// References inside the resources of a Bundle: placeholders (fullUrls such as urn:uuid:...) replaced by
-// the ids they were given, conditional references (`Organization?identifier=...`) by their match, and
-// the local references left over listed for the referential-integrity check.
+// References inside the resources of a Bundle rewritten: placeholders (fullUrls such as urn:uuid:...) by
+// the ids they were given, conditional references (`Organization?identifier=...`) by their match.
+// Finding references in any resource is ../references.ts.
 // https://hl7.org/fhir/R4/http.html#trules  https://hl7.org/fhir/R4/http.html#cond-refs
 import { isResourceType } from '../definitions/resource-types'
-
-export interface FoundReference {
-  value: string
-  /** FHIRPath-like location, e.g. `Observation.subject`. */
-  path: string
-}
+import type { FoundReference } from '../references'
 
 const CONDITIONAL = /^([A-Z][A-Za-z]+)\?(.+)$/
-const LOCAL = /^([A-Z][A-Za-z]+)\/([A-Za-z0-9\-.]{1,64})(?:\/_history\/[A-Za-z0-9\-.]{1,64})?$/
 
 export function isConditionalReference(value: string): boolean {
   const m = CONDITIONAL.exec(value)
   return !!m && isResourceType(m[1])
-}
-
-export function localTarget(value: string): { type: string; id: string } | undefined {
-  const m = LOCAL.exec(value)
-  return m && isResourceType(m[1]) ? { type: m[1], id: m[2] } : undefined
-}
-
-/** Every `reference` string in the resource (contained resources included), with where it is. */
-export function findReferences(resource: any): FoundReference[] {
-  const out: FoundReference[] = []
-  walk(resource, resource?.resourceType ?? '', (obj, key, path) => {
-    if (key === 'reference' && typeof obj[key] === 'string') out.push({ value: obj[key], path })
-  })
-  return out
 }
 
 /**
@@ -70,17 +50,6 @@ function rewriteIn(
         found.push({ value, path })
       } else if (typeof v === 'string') node[k] = placeholders.get(v) ?? v
       else if (v && typeof v === 'object') rewriteIn(v, k === 'resourceType' ? path : `${path}.${k}`, rewrite, placeholders, found)
-    }
-  }
-}
-
-function walk(node: any, path: string, visit: (obj: any, key: string, path: string) => void): void {
-  if (Array.isArray(node)) for (const v of node) walk(v, path, visit)
-  else if (node && typeof node === 'object') {
-    for (const k of Object.keys(node)) {
-      visit(node, k, path)
-      const v = node[k]
-      if (v && typeof v === 'object') walk(v, `${path}.${k}`, visit)
     }
   }
 }
