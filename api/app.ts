@@ -1,13 +1,6 @@
 // The Elysia application: health endpoints and the FHIR surface, from explicit dependencies.
 import { Elysia } from 'elysia'
-import type { ApiKeyVerifier } from '../shared/auth/api-keys'
-import type { Config } from '../shared/config'
-import type { Sql } from '../shared/db/client'
-import type { Repo } from '../shared/fhir/repo/repo'
-import type { Jobs } from '../shared/jobs/queues'
-import type { Outbound } from '../shared/net/client'
-import type { Redis } from '../shared/redis'
-import type { SecretCipher } from '../shared/secrets/cipher'
+import type { AppDeps } from './deps'
 import { jobAdminRoutes } from './admin/jobs'
 import { organizationAdminRoutes } from './admin/organizations'
 import { queueDashboard } from './admin/queues'
@@ -15,20 +8,6 @@ import { connectRoutes } from './connect/routes'
 import { fhirRoutes } from './fhir/routes'
 import { metricsRoutes } from './metrics'
 import { patientApiRoutes } from './patients/routes'
-
-export interface AppDeps {
-  config: Config
-  sql: Sql
-  redis?: Redis
-  repo: Repo
-  verifier: ApiKeyVerifier
-  jobs: Jobs
-  secret: string
-  cipher: SecretCipher
-  outbound: Outbound
-  /** The base URL of links patients and clients follow (config.ts publicBaseOf), fixed once listening. */
-  publicBase: () => string
-}
 
 export async function createApp(deps: AppDeps) {
   return new Elysia()

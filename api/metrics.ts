@@ -6,7 +6,7 @@ import { Queue } from 'bullmq'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { queueNames } from '../shared/jobs/queue-names'
 import { adminError } from './admin/errors'
-import type { AppDeps } from './app'
+import type { AppDeps } from './deps'
 import { authenticate, authorize } from './http/auth'
 
 const SURFACES = ['fhir', 'admin', 'patients', 'patient-flows', 'sessions', 'connections', 'connect', 'webhooks', 'metrics']

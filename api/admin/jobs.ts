@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import { AppError } from '../../shared/errors'
 import { adminJob, cancelAdminJob, listAdminJobs } from '../../shared/jobs/admin-job'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { authenticate, authorize } from '../http/auth'
 import { requestIdOf } from '../http/request-id'
 import { adminError } from './errors'

@@ -2,7 +2,7 @@
 // API keys (the secret is in the creation answer only), and the FHIR source catalog with its SMART
 // client credentials (write-only). Errors use the patient API's envelope.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { createFhirSource, deleteFhirSource, getFhirSource, listFhirSources, updateFhirSource } from '../../shared/patients/fhir-sources'
 import { ListCursor, listQuery } from '../../shared/patients/list-page'
 import { createOrgApiKey, listOrgApiKeys, revokeOrgApiKey } from '../../shared/patients/org-api-keys'

@@ -7,7 +7,7 @@ import { ElysiaAdapter } from '@bull-board/elysia'
 import { Queue } from 'bullmq'
 import { Elysia } from 'elysia'
 import { queueNames } from '../../shared/jobs/queue-names'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { adminError } from './errors'
 import { adminGuard } from './jobs'
 

@@ -2,7 +2,7 @@
 // POST .../sync to pull again now, and DELETE /patients/{id}/connections/{conn} (disconnect; `?delete_records=true` also removes the
 // records that source brought). ../shared/notes/patient-api.md §4.2, §7.3.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { disconnect } from '../../shared/connect/disconnect'
 import { ConnectSyncJob } from '../../shared/connect/jobs'
 import { apiError } from '../../shared/patients/api-error'

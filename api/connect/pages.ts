@@ -6,7 +6,7 @@
 // on the request's Host header.
 import { randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { handleCallback } from '../../shared/connect/handle-callback'
 import { finishFlow } from '../../shared/connect/finish-flow'
 import { isPageToken, pageUrl } from '../../shared/connect/page-token'

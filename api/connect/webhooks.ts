@@ -2,7 +2,7 @@
 // delete), rotate-secret, an endpoint's events, and redelivery of an event. Behind the same org edge
 // as the patient API (API key, Version, rate limit, envelope). ../shared/notes/patient-api.md §6.2.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { ListCursor, listQuery } from '../../shared/patients/list-page'
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../../shared/webhooks/endpoints'
 import { listEvents, redeliverEvent } from '../../shared/webhooks/events'

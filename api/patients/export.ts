@@ -1,7 +1,7 @@
 // GET /patients/{id}/$everything: the organization's patient is resolved here (404 resource_not_found),
 // the Bundle page comes from the export core (shared/export/patient-export.ts).
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { exportPatientPage } from '../../shared/export/patient-export'
 import { getPatient } from '../../shared/patients/patients'
 import { ok, orgApi } from './org-api'

@@ -1,7 +1,7 @@
 // Patient flow and session routes: POST /patient-flows, GET /patient-flows/{id},
 // GET /patients/{id}/patient-flows, POST /sessions, GET /patients/{id}/sessions.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { invalidData } from '../../shared/patients/api-error'
 import { createFlow, FLOW_STATUSES, type FlowKind, type FlowStatus, getFlow, listFlows } from '../../shared/patients/flows'
 import { ListCursor, listQuery } from '../../shared/patients/list-page'

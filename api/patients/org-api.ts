@@ -2,7 +2,7 @@
 // request id -> API key of an organization -> Version -> rate limit -> JSON body -> Idempotency-Key
 // (POST) -> handler -> JSON answer; any error becomes the envelope (envelope.ts). Every answer carries
 // X-Request-Id. Handlers get values (OrgCall), never the framework's context.
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { pageUrl } from '../../shared/connect/page-token'
 import { AppError } from '../../shared/errors'
 import type { FlowPageUrl } from '../../shared/patients/flows'

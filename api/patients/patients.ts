@@ -1,6 +1,6 @@
 // Patient routes: POST /patients, GET /patients, GET|PUT|DELETE /patients/{id}.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { ListCursor, listQuery } from '../../shared/patients/list-page'
 import { deletePatient } from '../../shared/patients/patient-deletion'
 import { createPatient, getPatientDetail, listPatients, replacePatient } from '../../shared/patients/patients'

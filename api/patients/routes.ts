@@ -1,7 +1,7 @@
 // The Patient Connection API (issue 7): patients, patient flows, sessions, FHIR sources, export, and
 // its OpenAPI document. Any other path or method under these roots is an enveloped 404 or 405.
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { apiError, notFound } from '../../shared/patients/api-error'
 import { requestIdOf } from '../http/request-id'
 import { exportRoutes } from './export'

@@ -1,7 +1,7 @@
 // FHIR source routes: GET /connections (list, q, type) and GET /connections/{id}, where the id is a
 // `fhirsrc_` id or a raw FHIR base URL (percent-encoded or not; the rest of the path is the id).
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { AppDeps } from '../deps'
 import { badRequest } from '../../shared/patients/api-error'
 import { getFhirSource, listFhirSources } from '../../shared/patients/fhir-sources'
 import { ListCursor, listQuery } from '../../shared/patients/list-page'
