@@ -3,7 +3,7 @@
 // never sees half a chunk and a resumed job replaces what a killed one left.
 import { mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { assertFileIds, type BulkFileStore } from './file-store'
+import { assertFileIds, type BulkFileStore } from './file-store-contract'
 
 export class DirFileStore implements BulkFileStore {
   readonly inDatabase = false

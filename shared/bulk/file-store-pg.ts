@@ -1,7 +1,7 @@
 // Bulk Data files in PostgreSQL: one row per chunk (text, lz4-compressed where the server has it), read
 // back one chunk at a time. sql/migrations/0019_bulk_data.sql.
 import type { Sql, TxSql } from '../db/client'
-import { assertFileIds, type BulkFileStore } from './file-store'
+import { assertFileIds, type BulkFileStore } from './file-store-contract'
 
 export class PgFileStore implements BulkFileStore {
   readonly inDatabase = true

@@ -7,17 +7,10 @@ import { isResourceType } from '../fhir/definitions/resource-types'
 import type { FhirContext } from '../fhir/request'
 import type { Jobs } from '../jobs/queues'
 import { BULK_IMPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
-import { assertAllowedInput } from './ndjson-source'
+import { assertAllowedInput, type ImportInput } from './ndjson-source'
 import { Outbound } from '../net/client'
 import { checkAsync } from './prefer'
-import { type Upload, uploadFor, uploadIdOf } from './upload'
-
-export interface ImportInput {
-  type: string
-  url: string
-  /** A file uploaded to this server (the url names it), read from the file store. */
-  upload?: Upload
-}
+import { uploadFor, uploadIdOf } from './upload'
 
 export interface ImportParams {
   inputs: ImportInput[]

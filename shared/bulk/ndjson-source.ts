@@ -10,13 +10,20 @@ import { Outbound } from '../net/client'
 import type { OutboundResponse } from '../net/response'
 import { OutboundRefused } from '../net/target'
 import type { BulkFileStore } from './file-store'
-import type { ImportInput } from './import-kickoff'
-import { UPLOAD_FILE } from './upload'
+import { UPLOAD_FILE, type Upload } from './upload'
 
 export interface OpenedInput {
   body: ReadableStream<Uint8Array>
   /** The input's size in bytes when the server said it. */
   length?: number
+}
+
+/** One input of an $import: its type and URL (import-kickoff.ts reads them from the request). */
+export interface ImportInput {
+  type: string
+  url: string
+  /** A file uploaded to this server (the url names it), read from the file store. */
+  upload?: Upload
 }
 
 export type OpenInput = (input: ImportInput, from: number) => Promise<OpenedInput>
