@@ -1,6 +1,9 @@
 // The dependency rule of the codebase (shared/STYLE.md rule 1 and ARCHITECTURE): shared/ is
 // framework-free and imports neither api/ nor workers/; workers/ does not import api/; only api/
-// imports Elysia; BullMQ Workers are created only in workers/.
+// imports Elysia; BullMQ Workers are created only in workers/. Inside shared/fhir, the layers: the
+// router and Bundles above interactions and operations, those above storage and queries (the
+// repository is handed its collaborators, never imports them), those above the definitions. No
+// import cycles anywhere.
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -90,5 +93,108 @@ describe('dependency rule', () => {
       .filter((f) => f.layer !== 'workers' && /import\s*\{[^}]*\bWorker\b[^}]*\}\s*from\s*['"]bullmq['"]/.test(f.text))
       .map((f) => f.path)
     expect(importsWorker).toEqual([])
+  })
+})
+
+/** The file an import names, relative to ROOT (with its .ts or /index.ts); undefined for packages. */
+function resolveImport(file: SourceFile, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined
+  const abs = relative(ROOT, resolve(ROOT, dirname(file.path), spec))
+  return paths.has(`${abs}.ts`) ? `${abs}.ts` : paths.has(join(abs, 'index.ts')) ? join(abs, 'index.ts') : paths.has(abs) ? abs : undefined
+}
+
+const paths = new Set(files.map((f) => f.path))
+const sources = files.filter((f) => !f.path.endsWith('.test.ts'))
+const edges = new Map(sources.map((f) => [f.path, f.imports.map((i) => resolveImport(f, i)).filter((t): t is string => t !== undefined)]))
+
+/** Every import cycle, as the files of each strongly connected component (Tarjan's algorithm). */
+function importCycles(): string[][] {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const cycles: string[][] = []
+  const visit = (v: string) => {
+    index.set(v, next)
+    low.set(v, next++)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number))
+    }
+    if (low.get(v) !== index.get(v)) return
+    const component: string[] = []
+    let w: string
+    do {
+      w = stack.pop() as string
+      onStack.delete(w)
+      component.push(w)
+    } while (w !== v)
+    if (component.length > 1 || (edges.get(v) ?? []).includes(v)) cycles.push(component.sort())
+  }
+  for (const v of edges.keys()) if (!index.has(v)) visit(v)
+  return cycles
+}
+
+// The layers of the FHIR core, highest first. A file imports only from its own layer or lower ones, so
+// that interactions sit above the storage and the queries they use, and those above the definitions.
+// Every file of shared/fhir has a layer: a new folder must say where it stands.
+const FHIR = join('shared', 'fhir')
+const FHIR_LAYERS: [number, string, string[]][] = [
+  [4, 'the edges: the router, Bundles, the composition of the store', ['router.ts', 'bundle/', 'store.ts', 'prepare.ts']],
+  [3, 'interactions and operations', ['interactions/', 'operations/', 'request.ts', 'meta-change.ts']],
+  [2, 'storage and queries', ['repo/', 'search/', 'terminology/', 'reindex/', 'referential-integrity.ts']],
+  [
+    1,
+    'definitions and what is computed from a resource alone',
+    ['definitions/', 'format/', 'validate/', 'patch/', 'ids.ts', 'outcome.ts', 'paging.ts', 'references.ts', 'resource-meta.ts', 'subset.ts'],
+  ],
+]
+
+function layerOf(path: string): number | undefined {
+  const inner = relative(FHIR, path).split(/[\\/]/).join('/')
+  for (const [level, , prefixes] of FHIR_LAYERS) if (prefixes.some((p) => (p.endsWith('/') ? inner.startsWith(p) : inner === p))) return level
+  return undefined
+}
+
+describe('the shape of the FHIR core', () => {
+  const fhirSources = sources.filter((f) => f.path.startsWith(`${FHIR}/`))
+
+  test('the scan sees its imports', () => {
+    expect(fhirSources.length).toBeGreaterThan(100)
+    expect(edges.get(join(FHIR, 'router.ts'))).toContain(join(FHIR, 'interactions', 'read.ts'))
+  })
+
+  test('every file of shared/fhir has a layer', () => {
+    expect(fhirSources.filter((f) => layerOf(f.path) === undefined).map((f) => f.path)).toEqual([])
+  })
+
+  test('no file imports from a layer above its own (interactions above the repository and search)', () => {
+    const upward: string[] = []
+    for (const f of fhirSources) {
+      const own = layerOf(f.path) as number
+      for (const t of edges.get(f.path) ?? []) {
+        const theirs = t.startsWith(`${FHIR}/`) ? layerOf(t) : undefined
+        if (theirs !== undefined && theirs > own) upward.push(`${f.path} (layer ${own}) imports ${t} (layer ${theirs})`)
+      }
+    }
+    expect(upward).toEqual([])
+  })
+
+  test('the repository is given its collaborators: repo/ imports neither search/ nor terminology/', () => {
+    const reaching = fhirSources
+      .filter((f) => f.path.startsWith(join(FHIR, 'repo') + '/'))
+      .flatMap((f) => (edges.get(f.path) ?? []).filter((t) => /^shared\/fhir\/(search|terminology)\//.test(t)).map((t) => `${f.path} imports ${t}`))
+    expect(reaching).toEqual([])
+  })
+})
+
+describe('imports', () => {
+  test('no import cycles, type-only imports included', () => {
+    expect(importCycles()).toEqual([])
   })
 })
