@@ -151,7 +151,19 @@ const FHIR_LAYERS: [number, string, string[]][] = [
   [
     1,
     'definitions and what is computed from a resource alone',
-    ['definitions/', 'format/', 'validate/', 'patch/', 'ids.ts', 'outcome.ts', 'paging.ts', 'references.ts', 'resource-meta.ts', 'subset.ts'],
+    [
+      'definitions/',
+      'format/',
+      'validate/',
+      'patch/',
+      'ids.ts',
+      'outcome.ts',
+      'paging.ts',
+      'references.ts',
+      'resource-errors.ts',
+      'resource-meta.ts',
+      'subset.ts',
+    ],
   ],
 ]
 

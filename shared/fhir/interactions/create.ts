@@ -2,21 +2,26 @@
 // https://hl7.org/fhir/R4/http.html#ccreate (HAPI: shared/notes/hapi-behaviour.md §1.3)
 import { AppError } from '../../errors'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
-import { assertMatchesOwnUrl, multipleMatches, resolveConditional } from '../search/conditional'
+import { assertMatchesOwnUrl, resolveConditional, singleMatch } from '../search/conditional'
 import { assertValid } from '../validate/validate'
-import { newVersion, storeVersion } from './store-version'
+import { applyPlan, newVersion, type VersionPlan } from './store-version'
 import { tookMs, writeResponse } from './write-response'
 
-export async function create(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
+/** A new resource: version 1, its id the server's (`rid`); an id in the body is ignored, as HAPI does. */
+export function planCreate(type: string, rid: string, resource: any, now: Date): VersionPlan & { outcome: 'created' } {
+  return { outcome: 'created', version: newVersion(rid, type, rid, 1, resource, now) }
+}
+
+export async function create(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })
-  // The server assigns the id; an id in the body is ignored, as HAPI does. Allocated before the
-  // transaction: inside it, a refill through the pool could wait on this transaction's connection.
+  // The id is allocated before any transaction: inside one, a refill through the pool could wait on
+  // the transaction's own connection.
   const [rid] = await ctx.repo.ids.allocate(1)
   if (req.headers.ifNoneExist !== undefined) return conditionalCreate(req, ctx, type, resource, rid, req.headers.ifNoneExist, start)
   // A plain create is one statement (resource row and index rows), atomic without BEGIN/COMMIT.
-  const stored = newVersion(rid, type, rid, 1, resource, new Date())
+  const stored = planCreate(type, rid, resource, new Date()).version
   await ctx.repo.insert([stored])
   const diag = `Successfully created resource "${type}/${rid}/_history/1". ${tookMs(start)}`
   return writeResponse(req, ctx, 201, stored, 'SUCCESSFUL_CREATE', diag, { location: true })
@@ -25,7 +30,7 @@ export async function create(req: FhirRequest, ctx: FhirContext, type: string): 
 // 0 matches: create (201); 1: answer the existing resource and write nothing (200); more: 412 HAPI-0958.
 async function conditionalCreate(
   req: FhirRequest,
-  ctx: FhirContext,
+  ctx: Pick<FhirContext, 'repo' | 'baseUrl'>,
   type: string,
   resource: any,
   rid: string,
@@ -34,12 +39,12 @@ async function conditionalCreate(
 ): Promise<FhirResponse> {
   const { stored, created, url } = await ctx.repo.transaction(async (w) => {
     const match = await resolveConditional(w, ctx, type, ifNoneExist)
-    if (match.matches.length > 1) throw await multipleMatches(w, ctx, 'HAPI-0958', 'CREATE', match)
-    const [existing] = match.matches
+    const existing = await singleMatch(w, ctx, 'CREATE', match)
     if (existing) return { stored: existing, created: false, url: match.url.text }
-    const result = await storeVersion(w, type, rid, resource, undefined, rid)
+    const plan = planCreate(type, rid, resource, new Date())
+    await applyPlan(w, plan)
     await assertMatchesOwnUrl(w, ctx, match, rid)
-    return { stored: result.stored, created: true, url: match.url.text }
+    return { stored: plan.version, created: true, url: match.url.text }
   })
   const ref = `${type}/${stored.id}/_history/${stored.version}`
   if (!created) {

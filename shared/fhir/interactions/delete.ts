@@ -3,54 +3,73 @@
 // delete a resource another one references (enforce_referential_integrity_on_delete, default true).
 // https://hl7.org/fhir/R4/http.html#delete  https://hl7.org/fhir/R4/http.html#3.1.0.7.1
 import { AppError, type Issue } from '../../errors'
+import { parseFhirJson } from '../format/json'
 import { storageOutcome } from '../outcome'
 import type { WriteTx } from '../repo/repo'
 import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
-import { multipleMatches, resolveConditional } from '../search/conditional'
+import { versionConflict } from '../resource-errors'
+import { resolveConditional, singleMatch } from '../search/conditional'
 import { parseReference } from '../search/params/reference'
-import { parseIfMatch, storeDeletion } from './store-version'
+import { applyPlan, type DeletePlan, deletionOf, parseIfMatch } from './store-version'
 import { etagOf, tookMs } from './write-response'
-import { parseFhirJson } from '../format/json'
 
-export async function remove(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
+/** A delete of (type, id) as the plan sees it. */
+export interface DeleteRequest {
+  type: string
+  id: string
+  /** The version If-Match names (NaN for one that names none). */
+  ifMatch?: number
+}
+
+/**
+ * The deletion of `current`: 409 (HAPI-0961) when If-Match names another version than an existing
+ * one; nothing to do for an id never used or a resource already deleted (both answered 200 by HAPI).
+ */
+export function planDelete(r: DeleteRequest, current: StoredVersion | undefined, now: Date): DeletePlan {
+  if (r.ifMatch !== undefined && current && current.version !== r.ifMatch) throw versionConflict('delete', r.type, r.id, r.ifMatch)
+  if (!current) return { outcome: 'not-found' }
+  if (current.deleted) return { outcome: 'already-deleted', current }
+  return { outcome: 'deleted', version: deletionOf(current, now), replaces: current }
+}
+
+export async function remove(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
-  const expected = parseIfMatch(req.headers.ifMatch)
-  return ctx.repo.transaction((w) => deleteOne(w, ctx, type, id, expected, start))
+  const ifMatch = parseIfMatch(req.headers.ifMatch)
+  return ctx.repo.transaction((w) => deleteOne(w, ctx, { type, id, ifMatch }, start))
 }
 
 /** DELETE /{type}?query: 0 matches is a 200 too; more than one is a 412 (HAPI-0962; no allow_multiple_delete). */
-export async function conditionalDelete(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
+export async function conditionalDelete(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
-  const expected = parseIfMatch(req.headers.ifMatch)
+  const ifMatch = parseIfMatch(req.headers.ifMatch)
   return ctx.repo.transaction(async (w) => {
     const match = await resolveConditional(w, ctx, type, req.query)
-    if (match.matches.length > 1) throw await multipleMatches(w, ctx, 'HAPI-0962', 'DELETE', match)
-    const [target] = match.matches
+    const target = await singleMatch(w, ctx, 'DELETE', match)
     if (!target) {
       const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Unable to find resource matching URL "${match.url.text}". Nothing has been deleted.`)
       return { status: 200, resource: outcome }
     }
-    return deleteOne(w, ctx, type, target.id, expected, start)
+    return deleteOne(w, ctx, { type, id: target.id, ifMatch }, start)
   })
 }
 
-async function deleteOne(w: WriteTx, ctx: FhirContext, type: string, id: string, expected: number | undefined, start: number): Promise<FhirResponse> {
+async function deleteOne(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, r: DeleteRequest, start: number): Promise<FhirResponse> {
+  const { type, id } = r
   const current = (await w.lock([{ type, id }])).get(`${type}/${id}`)
-  if (expected !== undefined && current && current.version !== expected)
-    throw new AppError('conflict', `HAPI-0961: Trying to delete ${type}/${id}/_history/${expected} but this is not the current version`)
-  if (!current) {
+  const plan = planDelete(r, current, new Date())
+  if (plan.outcome === 'not-found') {
     const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Not deleted, resource ${type}/${id} does not exist.`)
     return { status: 200, resource: outcome }
   }
-  if (current.deleted) {
+  if (plan.outcome === 'already-deleted') {
     const outcome = storageOutcome('SUCCESSFUL_DELETE_ALREADY_DELETED', `Not deleted, resource ${type}/${id} was already deleted.`)
-    return { status: 200, resource: outcome, etag: etagOf(current.version) }
+    return { status: 200, resource: outcome, etag: etagOf(plan.current.version) }
   }
-  await assertNotReferenced(w, ctx, current)
-  const stored = await storeDeletion(w, current)
+  await assertNotReferenced(w, ctx, plan.replaces)
+  await applyPlan(w, plan)
   const outcome = storageOutcome('SUCCESSFUL_DELETE', `Successfully deleted 1 resource(s). ${tookMs(start)}`)
-  return { status: 200, resource: outcome, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
+  return { status: 200, resource: outcome, etag: etagOf(plan.version.version), lastModified: plan.version.lastUpdated }
 }
 
 /** At most this many referencing resources are reported, one issue each (HAPI: DeleteConflictUtil). */
@@ -62,7 +81,7 @@ const MAX_CONFLICTS = 10
  * `HAPI-0550: HAPI-0515: Unable to delete Organization/1 because at least one resource has a reference to
  * this resource. First reference found was resource Patient/2 in path Patient.managingOrganization`.
  */
-async function assertNotReferenced(w: WriteTx, ctx: FhirContext, target: StoredVersion): Promise<void> {
+async function assertNotReferenced(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, target: StoredVersion): Promise<void> {
   const rows = await w.tx<{ res_type: string; id: string; code: string; content: string }[]>`
     select distinct on (s.rid) s.res_type, s.id, i.code, s.content
     from idx_reference i join resource s on s.rid = i.rid

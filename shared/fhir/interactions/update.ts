@@ -2,38 +2,53 @@
 // https://hl7.org/fhir/R4/http.html#update  https://hl7.org/fhir/R4/http.html#cond-update
 import { AppError, invalid } from '../../errors'
 import { assertClientId, isValidId } from '../ids'
+import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
-import { assertMatchesOwnUrl, multipleMatches, resolveConditional } from '../search/conditional'
+import { bodyIdMismatch, invalidIfMatch, missingBodyId, versionConflict } from '../resource-errors'
+import { assertMatchesOwnUrl, resolveConditional, singleMatch } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import { requireResource } from './create'
-import { parseIfMatch, storeVersion } from './store-version'
+import { applyPlan, nextVersion, parseIfMatch, planResult, storeVersion, type VersionPlan } from './store-version'
 import { tookMs, writeResponse } from './write-response'
 
-export async function update(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
+/** An update of (type, id) as the plan sees it: the resource already checked against its type. */
+export interface UpdateRequest {
+  type: string
+  id: string
+  resource: any
+  /** The version If-Match names (NaN for one that names none). */
+  ifMatch?: number
+  /** The server chose the id (a conditional update that matched nothing): not subject to the client-id rules. */
+  serverAssignedId?: boolean
+}
+
+/**
+ * The update of `current` (undefined when the id is unused): 409 when If-Match names another version
+ * (HAPI-0989), 400 for an id a client may not assign; then the next version, or no change.
+ */
+export function planUpdate(r: UpdateRequest, current: StoredVersion | undefined, rid: string, now: Date): VersionPlan {
+  if (r.ifMatch !== undefined && current?.version !== r.ifMatch) throw versionConflict('update', r.type, r.id, r.ifMatch)
+  if (!current && !r.serverAssignedId) assertClientId(r.type, r.id)
+  return nextVersion(r.type, r.id, r.resource, current, rid, now)
+}
+
+export async function update(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })
-  if (resource.id === undefined)
-    throw new AppError('invalid', 'HAPI-0419: Can not update resource, resource body must contain an ID element for update (PUT) operation')
-  if (resource.id !== id)
-    throw new AppError(
-      'invalid',
-      `HAPI-0420: Can not update resource, resource body must contain an ID element which matches the request URL for update (PUT) operation - Resource body ID of "${resource.id}" does not match URL ID of "${id}"`,
-    )
-  const expected = parseIfMatch(req.headers.ifMatch)
-  if (Number.isNaN(expected)) throw new AppError('invalid', `Invalid If-Match header value: ${req.headers.ifMatch}`)
+  if (resource.id === undefined) throw missingBodyId()
+  if (resource.id !== id) throw bodyIdMismatch(resource.id, id)
+  const ifMatch = requireIfMatch(req)
 
-  const result = await retryOnCreateRace(() =>
+  const plan = await retryOnCreateRace(() =>
     ctx.repo.transaction(async (w) => {
       const current = (await w.lock([{ type, id }])).get(`${type}/${id}`)
-      if (expected !== undefined && (!current || current.version !== expected))
-        throw new AppError('conflict', `HAPI-0989: Trying to update ${type}/${id}/_history/${expected} but this is not the current version`)
-      if (!current) assertClientId(type, id)
-      const [rid] = current ? [current.rid] : await ctx.repo.ids.allocate(1, w.tx)
-      return storeVersion(w, type, id, resource, current, rid)
+      const plan = planUpdate({ type, id, resource, ifMatch }, current, '', new Date())
+      await applyPlan(w, plan)
+      return plan
     }),
   )
-  const { stored, changed, created } = result
+  const { stored, changed, created } = planResult(plan)
   if (created) {
     const diag = `Successfully created resource "${type}/${id}/_history/${stored.version}". ${tookMs(start)}`
     return writeResponse(req, ctx, 201, stored, 'SUCCESSFUL_UPDATE_AS_CREATE', diag)
@@ -49,12 +64,11 @@ export async function update(req: FhirRequest, ctx: FhirContext, type: string, i
  * server id (201); 1: update it (a body id naming another resource is a 400, HAPI-2279); more: 412
  * HAPI-0988. HAPI 7.0: BaseHapiFhirResourceDao.doUpdate().
  */
-export async function conditionalUpdate(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
+export async function conditionalUpdate(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })
-  const expected = parseIfMatch(req.headers.ifMatch)
-  if (Number.isNaN(expected)) throw new AppError('invalid', `Invalid If-Match header value: ${req.headers.ifMatch}`)
+  const ifMatch = requireIfMatch(req)
   const bodyId: string | undefined = typeof resource.id === 'string' ? resource.id : undefined
   // Allocated before the transaction (see create.ts); unused when a resource matches.
   const [rid] = await ctx.repo.ids.allocate(1)
@@ -62,15 +76,14 @@ export async function conditionalUpdate(req: FhirRequest, ctx: FhirContext, type
   const { result, matched, url } = await retryOnCreateRace(() =>
     ctx.repo.transaction(async (w) => {
       const match = await resolveConditional(w, ctx, type, req.query)
-      if (match.matches.length > 1) throw await multipleMatches(w, ctx, 'HAPI-0988', 'UPDATE', match)
-      const [target] = match.matches
+      const target = await singleMatch(w, ctx, 'UPDATE', match)
       if (target) {
         if (bodyId !== undefined && bodyId !== target.id)
           throw invalid(`HAPI-2279: Failed to UPDATE resource with match URL "${match.url.text}" because the matching resource does not match the provided ID`)
         const current = (await w.lock([{ type, id: target.id }])).get(`${type}/${target.id}`)
-        if (expected !== undefined && current?.version !== expected)
-          throw new AppError('conflict', `HAPI-0989: Trying to update ${type}/${target.id}/_history/${expected} but this is not the current version`)
-        return { result: await storeVersion(w, type, target.id, resource, current, rid), matched: true, url: match.url.text }
+        const plan = planUpdate({ type, id: target.id, resource, ifMatch }, current, rid, new Date())
+        await applyPlan(w, plan)
+        return { result: planResult(plan), matched: true, url: match.url.text }
       }
       const id = bodyId !== undefined && isClientAssignable(bodyId) ? bodyId : rid
       const current = id === rid ? undefined : (await w.lock([{ type, id }])).get(`${type}/${id}`)
@@ -97,6 +110,13 @@ export async function conditionalUpdate(req: FhirRequest, ctx: FhirContext, type
   }
   const diag = `Successfully conditionally updated resource "${ref}". Existing resource matched URL "${url}". ${tookMs(start)}`
   return writeResponse(req, ctx, 200, stored, 'SUCCESSFUL_UPDATE_WITH_CONDITIONAL_MATCH', diag)
+}
+
+/** If-Match of an update or patch: the version it names; 400 when it names none. */
+export function requireIfMatch(req: FhirRequest): number | undefined {
+  const expected = parseIfMatch(req.headers.ifMatch)
+  if (Number.isNaN(expected)) throw invalidIfMatch(req.headers.ifMatch as string)
+  return expected
 }
 
 /** A body id the server takes as the new resource's id: valid, and not purely numeric (HAPI's ALPHANUMERIC strategy). */

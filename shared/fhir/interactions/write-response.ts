@@ -15,13 +15,13 @@ export function preferReturn(req: FhirRequest): PreferReturn | undefined {
 
 export const etagOf = (version: number) => `W/"${version}"`
 
-export function versionUrl(ctx: FhirContext, v: { type: string; id: string; version: number }): string {
+export function versionUrl(ctx: Pick<FhirContext, 'baseUrl'>, v: { type: string; id: string; version: number }): string {
   return `${ctx.baseUrl}/${v.type}/${v.id}/_history/${v.version}`
 }
 
 export function writeResponse(
   req: FhirRequest,
-  ctx: FhirContext,
+  ctx: Pick<FhirContext, 'baseUrl'>,
   status: number,
   stored: StoredVersion,
   code: StorageCode,

@@ -49,7 +49,7 @@ export class Repo {
   constructor(readonly sql: Sql) {
     this.ids = new IdAllocator(sql)
     this.inserts = new InsertBatcher(async (versions) => {
-      const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, { inTransaction: false })
+      const w = new WriteTx(this.sql as unknown as TxSql, this.hooks, this.ids, { inTransaction: false })
       await w.write(versions, new Set())
       return async () => {
         await Promise.all(w.committed.map((after) => after()))
@@ -102,7 +102,7 @@ export class Repo {
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
   async transaction<T>(fn: (w: WriteTx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
     let w: WriteTx | undefined
-    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks, opts))))) as T
+    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.hooks, this.ids, opts))))) as T
     await Promise.all((w?.committed ?? []).map((after) => after()))
     return result
   }
@@ -125,6 +125,7 @@ export class WriteTx {
   constructor(
     readonly tx: TxSql,
     private readonly hooks: WriteHook[],
+    private readonly ids: IdAllocator,
     opts: WriteOptions & { inTransaction?: boolean } = {},
   ) {
     this.inTransaction = opts.inTransaction ?? true
@@ -153,10 +154,18 @@ export class WriteTx {
    * Inside a transaction a large write goes in statements of WRITE_CHUNK versions (or the transaction's
    * statementVersions), each sent as soon as it is built, so the next chunk's extraction and
    * serialisation run while the database writes the previous one (and no parameter grows with the whole
-   * bundle). Raises 23505 when a new (type, id) races another create.
+   * bundle). New resources without a rid (an update that creates with a client id) are given one here.
+   * Raises 23505 when a new (type, id) races another create.
    */
   async write(versions: NewVersion[], supersedes: Set<string>): Promise<void> {
     if (versions.length === 0) return
+    const unnumbered = versions.filter((v) => v.rid === '')
+    if (unnumbered.length > 0) {
+      const rids = await this.ids.allocate(unnumbered.length, this.inTransaction ? this.tx : undefined)
+      unnumbered.forEach((v, i) => {
+        v.rid = rids[i]
+      })
+    }
     this.writing = new Set(versions.map((v) => `${v.type}/${v.id}`))
     try {
       if (!this.inTransaction || versions.length <= this.chunk) return await this.run(await this.statement(versions, supersedes))

@@ -13,7 +13,8 @@ export interface StoredVersion {
 }
 
 /** A version about to be written: its content already carries id and meta; `resource` is the parsed
- *  form (absent for deletions), for index extraction. */
+ *  form (absent for deletions), for index extraction. A new resource's rid may be empty: the
+ *  repository assigns one as it writes. */
 export interface NewVersion extends StoredVersion {
   resource?: any
   /** The `reference` values of `resource` with where they are, when the writer has already walked it for

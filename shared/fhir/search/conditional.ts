@@ -108,23 +108,29 @@ export async function assertMatchesOwnUrl(
     throw new AppError('invalid', `HAPI-0929: Failed to process conditional ${op}. The supplied resource did not satisfy the conditional URL.`)
 }
 
+/** HAPI's code for a match URL that matches more than one resource, by operation. */
+const TOO_MANY = { CREATE: 'HAPI-0958', UPDATE: 'HAPI-0988', DELETE: 'HAPI-0962', PATCH: 'HAPI-0972' } as const
+
+export type ConditionalOp = keyof typeof TOO_MANY
+
 /**
- * 412 for a match URL that matched more than one resource, in HAPI's words: `Failed to CREATE resource
- * with match URL "..." because this search matched 3 resources` (counted again here, on the error path).
+ * The one current resource a resolved match URL names, or undefined for none; 412 when it matched more,
+ * in HAPI's words: `HAPI-0988: Failed to UPDATE resource with match URL "..." because this search
+ * matched 3 resources` (counted again here, on the error path).
  */
-export async function multipleMatches(
-  w: WriteTx,
-  { baseUrl }: MatchBase,
-  code: string,
-  op: 'CREATE' | 'UPDATE' | 'DELETE' | 'PATCH',
-  match: ConditionalMatch,
-): Promise<AppError> {
-  const n = (await matchIds(txSql(w), match.query, baseUrl, MAX_COUNTED)).length
+export async function singleMatch(w: WriteTx, base: MatchBase, op: ConditionalOp, match: ConditionalMatch): Promise<StoredVersion | undefined> {
+  if (match.matches.length <= 1) return match.matches[0]
+  const n = (await matchIds(txSql(w), match.query, base.baseUrl, MAX_COUNTED)).length
   const count = n >= MAX_COUNTED ? `${MAX_COUNTED} or more` : String(n)
-  return new AppError(
+  throw new AppError(
     'precondition-failed',
-    `${code}: Failed to ${op} resource with match URL "${match.url.text}" because this search matched ${count} resources`,
+    `${TOO_MANY[op]}: Failed to ${op} resource with match URL "${match.url.text}" because this search matched ${count} resources`,
   )
+}
+
+/** 404 HAPI-0973: a conditional patch whose match URL names no resource. */
+export function noMatch(match: ConditionalMatch): AppError {
+  return new AppError('not-found', `HAPI-0973: Invalid match URL "${match.url.text}" - No resources match this search`)
 }
 
 const MAX_COUNTED = 100
