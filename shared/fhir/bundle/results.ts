@@ -46,6 +46,24 @@ export function entryError(e: BundleEntry, err: unknown): AppError {
   })
 }
 
+/** Runs `fn` for entry `e`: what it throws names the entry. */
+export function inEntrySync<T>(e: BundleEntry, fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    throw entryError(e, err)
+  }
+}
+
+/** As inEntrySync, for work that awaits. */
+export async function inEntry<T>(e: BundleEntry, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw entryError(e, err)
+  }
+}
+
 const REASONS: Record<number, string> = {
   200: 'OK',
   201: 'Created',

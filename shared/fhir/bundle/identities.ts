@@ -1,0 +1,125 @@
+// The first step of a transaction: which resource each write entry is about, in HAPI's order (DELETE,
+// POST, PUT, PATCH). Conditional creates, updates, deletes and patches are matched (a duplicate
+// conditional create answers as the entry it repeats), new resources are given ids, and every fullUrl
+// is mapped to the Type/id it stands for. https://hl7.org/fhir/R4/http.html#transaction
+import { AppError } from '../../errors'
+import type { WriteTx } from '../repo/repo'
+import type { StoredVersion } from '../repo/types'
+import type { FoundReference } from '../references'
+import { bodyIdMismatch } from '../resource-errors'
+import { type ConditionalMatch, type MatchBase, noMatch, resolveConditional, singleMatch } from '../search/conditional'
+import type { BundleEntry } from './entries'
+import { inEntry } from './results'
+
+export interface Planned {
+  entry: BundleEntry
+  /** What the entry does once resolved. */
+  action: 'create' | 'update' | 'patch' | 'delete' | 'noop'
+  type: string
+  id: string
+  /** The rid of a new resource, when reserved here. */
+  rid?: string
+  resource?: any
+  /** For a conditional create that matched. */
+  existing?: StoredVersion
+  /** A duplicate conditional create of this bundle: it answers as the entry it repeats. */
+  aliasOf?: Planned
+  /** The conditional create's match, checked against the created resource after the write. */
+  match?: ConditionalMatch
+  /** The id was assigned by the server (not subject to the client-id rules). */
+  serverId?: boolean
+  /** The `reference` values of `resource` once rewritten (references.ts). */
+  references?: FoundReference[]
+}
+
+export interface Identities {
+  plans: Planned[]
+  /** fullUrl -> Type/id. */
+  placeholders: Map<string, string>
+}
+
+/**
+ * Resolves the identity of every write entry (`writes`, in HAPI's order). `allocated`: rids already
+ * reserved for the creates; more are taken from `w` when conditional updates need them.
+ */
+export async function resolveIdentities(
+  w: WriteTx,
+  base: MatchBase,
+  writes: BundleEntry[],
+  allocated: string[],
+  allocate: (n: number) => Promise<string[]>,
+): Promise<Identities> {
+  const placeholders = new Map<string, string>()
+  const conditionalCreates = new Map<string, Planned>() // normalised ifNoneExist -> first entry
+  const plans: Planned[] = []
+  const needRids: Planned[] = []
+  for (const e of writes) {
+    const p = await inEntry(e, () => identify(w, base, e, placeholders, conditionalCreates))
+    plans.push(p)
+    if ((p.action === 'create' || p.action === 'update') && p.id === '') needRids.push(p)
+    if (p.action === 'create' && p.match) conditionalCreates.set(p.match.url.normalised, p)
+  }
+  const rids = needRids.length <= allocated.length ? allocated : [...allocated, ...(await allocate(needRids.length - allocated.length))]
+  needRids.forEach((p, i) => {
+    p.rid = rids[i]
+    p.id = rids[i]
+    p.serverId = true
+    if (p.entry.fullUrl) placeholders.set(p.entry.fullUrl, `${p.type}/${p.id}`)
+  })
+  for (const p of plans) {
+    if (!p.aliasOf) continue
+    p.id = p.aliasOf.id
+    if (p.entry.fullUrl) placeholders.set(p.entry.fullUrl, `${p.type}/${p.id}`)
+  }
+  return { plans, placeholders }
+}
+
+async function identify(
+  w: WriteTx,
+  base: MatchBase,
+  e: BundleEntry,
+  placeholders: Map<string, string>,
+  conditionalCreates: Map<string, Planned>,
+): Promise<Planned> {
+  const type = e.type as string
+  if (e.method === 'POST') {
+    if (!e.ifNoneExist) return { entry: e, action: 'create', type, id: '', resource: e.resource }
+    const match = await resolveConditional(w, base, type, substitute(e.ifNoneExist, placeholders))
+    const dup = conditionalCreates.get(match.url.normalised)
+    if (dup && !e.fullUrl && !dup.entry.fullUrl)
+      throw new AppError(
+        'invalid',
+        `HAPI-2008: Unable to process Transaction - Request contains multiple anonymous entries (Bundle.entry.fullUrl not populated) with conditional URL: "${match.url.text}". Does transaction request contain duplicates?`,
+      )
+    if (dup) return { entry: e, action: 'noop', type, id: dup.id, existing: dup.existing, aliasOf: dup }
+    const existing = await singleMatch(w, base, 'CREATE', match)
+    if (!existing) return { entry: e, action: 'create', type, id: '', resource: e.resource, match }
+    const p: Planned = { entry: e, action: 'noop', type, id: existing.id, existing }
+    conditionalCreates.set(match.url.normalised, p)
+    if (e.fullUrl) placeholders.set(e.fullUrl, `${type}/${existing.id}`)
+    return p
+  }
+  if (e.id === undefined) {
+    // Conditional PUT / DELETE / PATCH.
+    const match = await resolveConditional(w, base, type, substitute(e.query as string, placeholders))
+    const found = await singleMatch(w, base, e.method === 'PUT' ? 'UPDATE' : e.method === 'DELETE' ? 'DELETE' : 'PATCH', match)
+    if (e.method === 'DELETE') return { entry: e, action: found ? 'delete' : 'noop', type, id: found?.id ?? '' }
+    if (e.method === 'PATCH') {
+      if (!found) throw noMatch(match)
+      return { entry: e, action: 'patch', type, id: found.id }
+    }
+    const id = found?.id ?? (typeof e.resource.id === 'string' ? e.resource.id : '')
+    if (e.fullUrl && id !== '') placeholders.set(e.fullUrl, `${type}/${id}`)
+    return { entry: e, action: 'update', type, id, resource: e.resource }
+  }
+  if (e.method === 'PUT') {
+    if (e.resource.id !== undefined && e.resource.id !== e.id) throw bodyIdMismatch(e.resource.id, e.id)
+    if (e.fullUrl) placeholders.set(e.fullUrl, `${type}/${e.id}`)
+  }
+  return { entry: e, action: e.method === 'PUT' ? 'update' : e.method === 'PATCH' ? 'patch' : 'delete', type, id: e.id, resource: e.resource }
+}
+
+/** Placeholders inside a conditional URL (e.g. `patient=urn:uuid:...`) become the ids they were given. */
+export function substitute(url: string, placeholders: Map<string, string>): string {
+  return url.replace(/urn:(?:uuid|oid):[A-Za-z0-9.\-]+/g, (m) => placeholders.get(m) ?? m)
+}
