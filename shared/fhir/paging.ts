@@ -23,7 +23,12 @@ export function decodePageToken(value: string, secret: string): PageToken {
       if (token && typeof token.kind === 'string' && token.q && typeof token.q === 'object') return token
     } catch {}
   }
-  throw new AppError('gone', `HAPI-0417: Search ID "${value.slice(0, 40)}" does not exist and may have expired`)
+  throw unknownSearchId(value)
+}
+
+/** 410 HAPI-0417: a paging link that is not (or no longer) one of ours. */
+export function unknownSearchId(value: string): AppError {
+  return new AppError('gone', `HAPI-0417: Search ID "${value.slice(0, 40)}" does not exist and may have expired`)
 }
 
 function sign(body: string, secret: string): string {

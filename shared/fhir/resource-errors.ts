@@ -15,6 +15,13 @@ export function deletedResource(deletion: { version: number; lastUpdated: Date }
   })
 }
 
+/** The current version of (type, id) when it is live: 404 (HAPI-2001) when there is none, 410 (HAPI-2002) for a deletion. */
+export function liveVersion<V extends { version: number; lastUpdated: Date; deleted: boolean }>(stored: V | undefined, type: string, id: string): V {
+  if (!stored) throw unknownResource(type, id)
+  if (stored.deleted) throw deletedResource(stored)
+  return stored
+}
+
 /** 404 HAPI-0979: the resource exists, this version of it does not. */
 export function unknownVersion(type: string, id: string, version: string): AppError {
   return new AppError('not-found', `HAPI-0979: Version "${version}" is not valid for resource ${type}/${id}`)

@@ -14,7 +14,7 @@ import { conditionalUpdate, update } from './interactions/update'
 import { operationsNamed } from './operations'
 import { OperationInput } from './operations/params'
 import type { OperationDef, OperationTarget } from './operations/types'
-import { decodePageToken } from './paging'
+import { decodePageToken, unknownSearchId } from './paging'
 import type { FhirContext, FhirRequest, FhirResponse } from './request'
 
 export type { Scope } from '../auth/api-keys'
@@ -98,10 +98,7 @@ async function operation(req: FhirRequest, ctx: FhirContext, name: string): Prom
   const def: OperationDef | undefined = defs[0]
   if (!def) {
     const where = target.type ? `${target.type}/${target.id ? `${target.id}/` : ''}` : ''
-    throw new AppError(
-      'invalid',
-      `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${where}${name}] with parameters [[${[...req.query.keys()].join(', ')}]]`,
-    )
+    throw unknownOperation(req, `${where}${name}`)
   }
   const m = req.method === 'HEAD' ? 'GET' : req.method
   if (m !== 'GET' && m !== 'POST') return unsupported(req)
@@ -116,14 +113,18 @@ async function page(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
   if (!Number.isInteger(offset) || offset < 0) throw new AppError('invalid', 'Invalid _getpagesoffset value')
   if (token.kind === 'history') return historyBundle(req, ctx, token, offset)
   if (token.kind === 'search') return searchPage(req, ctx, token)
-  throw new AppError('gone', `HAPI-0417: Search ID "${req.query.get('_getpages')}" does not exist and may have expired`)
+  throw unknownSearchId(req.query.get('_getpages') as string)
 }
 
-function unsupported(req: FhirRequest, why?: string): never {
+function unsupported(req: FhirRequest): never {
+  throw unknownOperation(req, req.path.join('/'))
+}
+
+/** 400 HAPI-0301: no interaction or operation of this server serves the request. */
+function unknownOperation(req: FhirRequest, operation: string): AppError {
   const params = [...req.query.keys()].join(', ')
-  throw new AppError(
+  return new AppError(
     'invalid',
-    why ??
-      `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${req.path.join('/')}] with parameters [[${params}]]`,
+    `HAPI-0301: Invalid request: The FHIR endpoint on this server does not know how to handle ${req.method} operation[${operation}] with parameters [[${params}]]`,
   )
 }

@@ -5,6 +5,7 @@ import { type HistoryQuery, historyCount, historyPage } from '../repo/history'
 import type { StoredVersion } from '../repo/types'
 import { type PageToken, pageLink, pageSize, selfUrl } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import { unknownResource } from '../resource-errors'
 import { etagOf } from './write-response'
 import { parseFhirJson } from '../format/json'
 
@@ -15,8 +16,7 @@ export async function history(req: FhirRequest, ctx: FhirContext, type?: string,
       throw new AppError('invalid', `Unknown parameter for history operation: ${key}`)
   if (q.has('_since') && q.has('_at')) throw new AppError('invalid', 'HAPI-0460: Unable to combine _at and _since parameters for history operation')
   if (id !== undefined) {
-    const current = await ctx.repo.read(type as string, id)
-    if (!current) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
+    if (!(await ctx.repo.read(type as string, id))) throw unknownResource(type as string, id)
   }
   const hq: HistoryQuery = { type, id, asOf: new Date() }
   const since = q.get('_since')

@@ -3,6 +3,7 @@ import { AppError } from '../../errors'
 import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { applySubset, parseSubset } from '../subset'
+import { deletedResource, liveVersion, unknownResource, unknownVersion } from '../resource-errors'
 import { etagOf } from './write-response'
 import { parseFhirJson } from '../format/json'
 
@@ -10,9 +11,7 @@ const NOT_FOR_READ = ['_count', '_include', '_revinclude', '_sort', '_total', '_
 
 export async function read(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
   rejectSearchParams(req)
-  const stored = await ctx.repo.read(type, id)
-  if (!stored) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
-  if (stored.deleted) throw goneError(stored)
+  const stored = liveVersion(await ctx.repo.read(type, id), type, id)
   if (notModified(req, stored)) return { status: 304, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
   return versionResponse(req, stored)
 }
@@ -23,10 +22,9 @@ export async function vread(req: FhirRequest, ctx: FhirContext, type: string, id
   const stored = Number.isNaN(version) ? undefined : await ctx.repo.vread(type, id, version)
   if (!stored) {
     const current = await ctx.repo.read(type, id)
-    if (!current) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
-    throw new AppError('not-found', `HAPI-0979: Version "${vid}" is not valid for resource ${type}/${id}`)
+    throw current ? unknownVersion(type, id, vid) : unknownResource(type, id)
   }
-  if (stored.deleted) throw goneError(stored)
+  if (stored.deleted) throw deletedResource(stored)
   return versionResponse(req, stored)
 }
 
@@ -36,12 +34,6 @@ function versionResponse(req: FhirRequest, stored: StoredVersion): FhirResponse 
   if (subset && subset.summary !== 'count') res.resource = applySubset(parseFhirJson(stored.content as string), subset)
   else res.text = stored.content as string
   return res
-}
-
-function goneError(stored: StoredVersion): AppError {
-  return new AppError('gone', `HAPI-2002: Resource was deleted at ${stored.lastUpdated.toISOString()}`, {
-    details: { etag: etagOf(stored.version), lastModified: stored.lastUpdated },
-  })
 }
 
 /** If-None-Match with the current ETag, or If-Modified-Since not before the last update: 304. */

@@ -9,7 +9,8 @@ import { type ExportPage, cursorExportPage, exportCache, firstExportPage } from 
 import type { PatientSelector } from '../../export/everything-query'
 import { isCursor } from '../../export/cursor'
 import { parseSince, parseTypes } from '../../export/export-params'
-import { parseCount, selfUrl } from '../paging'
+import { parseCount, selfUrl, unknownSearchId } from '../paging'
+import { liveVersion, unknownResource } from '../resource-errors'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import type { OperationInput } from './params'
 import type { OperationDef, OperationTarget } from './types'
@@ -31,7 +32,7 @@ async function everything(req: FhirRequest, ctx: FhirContext, target: OperationT
   let page: ExportPage | undefined
   if (cursor !== undefined) {
     page = isCursor(cursor) ? await cursorExportPage(deps, cursor, undefined, count, scope) : undefined
-    if (!page) throw new AppError('gone', `HAPI-0417: Search ID "${cursor.slice(0, 40)}" does not exist and may have expired`)
+    if (!page) throw unknownSearchId(cursor)
   } else {
     const ids = all('_id')
       .flatMap((v) => v.split(','))
@@ -49,10 +50,9 @@ async function everything(req: FhirRequest, ctx: FhirContext, target: OperationT
 }
 
 /** 404 for a patient never known, 410 for a deleted one, as a read would answer. */
-async function patientMissing(ctx: FhirContext, id: string): Promise<never> {
-  const stored = await ctx.repo.read('Patient', id)
-  if (stored?.deleted) throw new AppError('gone', `HAPI-2002: Resource was deleted at ${stored.lastUpdated.toISOString()}`)
-  throw new AppError('not-found', `HAPI-2001: Resource Patient/${id} is not known`)
+async function patientMissing(ctx: Pick<FhirContext, 'repo'>, id: string): Promise<never> {
+  liveVersion(await ctx.repo.read('Patient', id), 'Patient', id)
+  throw unknownResource('Patient', id)
 }
 
 /** A searchset Bundle; each resource's stored JSON is spliced in as it is. */

@@ -5,6 +5,7 @@
 import { AppError } from '../../errors'
 import { startAdminJob, waitForAdminJob } from '../../jobs/admin-job'
 import type { ExpungeParams } from '../repo/expunge-job'
+import { unknownResource, unknownVersion } from '../resource-errors'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { type OperationInput, parameters } from './params'
 import type { OperationDef, OperationTarget } from './types'
@@ -42,9 +43,10 @@ async function expungeOperation(req: FhirRequest, ctx: FhirContext, target: Oper
 /** The rid (and version) of an instance- or version-level target; 404 when unknown, 412 for the current version. */
 async function resolve(ctx: FhirContext, target: OperationTarget): Promise<{ rid?: string; version?: number }> {
   if (target.level === 'type') return {}
-  const ref = `${target.type}/${target.id}`
-  const current = await ctx.repo.read(target.type as string, target.id as string)
-  if (!current) throw new AppError('not-found', `HAPI-2001: Resource ${ref} is not known`)
+  const [type, id] = [target.type as string, target.id as string]
+  const ref = `${type}/${id}`
+  const current = await ctx.repo.read(type, id)
+  if (!current) throw unknownResource(type, id)
   if (target.level === 'instance') return { rid: current.rid }
   const version = /^[0-9]{1,9}$/.test(target.version as string) ? Number(target.version) : Number.NaN
   if (version === current.version)
@@ -52,8 +54,7 @@ async function resolve(ctx: FhirContext, target: OperationTarget): Promise<{ rid
       'precondition-failed',
       `HAPI-0969: Can not perform version-specific expunge of resource ${ref}/_history/${version} as this is the current version`,
     )
-  if (Number.isNaN(version) || !(await ctx.repo.vread(target.type as string, target.id as string, version)))
-    throw new AppError('not-found', `HAPI-0979: Version "${target.version}" is not valid for resource ${ref}`)
+  if (Number.isNaN(version) || !(await ctx.repo.vread(type, id, version))) throw unknownVersion(type, id, target.version as string)
   return { rid: current.rid, version }
 }
 

@@ -4,7 +4,7 @@
 import { AppError } from '../../errors'
 import { parseFhirJson } from '../format/json'
 import { lockVersion, replaceContent } from '../repo/version-content'
-import type { StoredVersion } from '../repo/types'
+import { deletedResource, unknownResource, unknownVersion } from '../resource-errors'
 import type { FhirContext, FhirResponse } from '../request'
 import { indexRowCtes } from '../search/index-store'
 import { metaInUse } from '../search/meta-in-use'
@@ -20,15 +20,8 @@ function versionOf(target: OperationTarget): number | undefined {
 }
 
 function notFound(target: OperationTarget, what: 'unknown-resource' | 'unknown-version'): AppError {
-  const ref = `${target.type}/${target.id}`
-  return what === 'unknown-resource'
-    ? new AppError('not-found', `HAPI-2001: Resource ${ref} is not known`)
-    : new AppError('not-found', `HAPI-0979: Version "${target.version}" is not valid for resource ${ref}`)
-}
-
-/** A deletion has no content, so no meta to show or change. */
-function gone(stored: StoredVersion): AppError {
-  return new AppError('gone', `HAPI-2002: Resource was deleted at ${stored.lastUpdated.toISOString()}`)
+  const [type, id] = [target.type as string, target.id as string]
+  return what === 'unknown-resource' ? unknownResource(type, id) : unknownVersion(type, id, target.version as string)
 }
 
 async function readMeta(ctx: FhirContext, target: OperationTarget): Promise<FhirResponse> {
@@ -43,7 +36,8 @@ async function readMeta(ctx: FhirContext, target: OperationTarget): Promise<Fhir
   const id = target.id as string
   const stored = version === undefined ? await ctx.repo.read(type, id) : await ctx.repo.vread(type, id, version)
   if (!stored) throw notFound(target, version === undefined || !(await ctx.repo.read(type, id)) ? 'unknown-resource' : 'unknown-version')
-  if (stored.deleted) throw gone(stored)
+  // A deletion has no content, so no meta to show or change.
+  if (stored.deleted) throw deletedResource(stored)
   return answer(metaAnswer(parseFhirJson(stored.content as string).meta, stored))
 }
 
@@ -57,7 +51,7 @@ async function changeMeta(ctx: FhirContext, target: OperationTarget, edit: (meta
     const locked = await lockVersion(tx, target.type as string, target.id as string, versionOf(target))
     if (typeof locked === 'string') throw notFound(target, locked)
     const { stored } = locked
-    if (stored.deleted) throw gone(stored)
+    if (stored.deleted) throw deletedResource(stored)
     const resource = parseFhirJson(stored.content as string)
     const changed = withMeta(resource, edit(resource.meta ?? {}))
     await replaceContent(tx, locked, JSON.stringify(changed))

@@ -6,6 +6,7 @@ import { AppError, invalid } from '../../errors'
 import { startAdminJob } from '../../jobs/admin-job'
 import { parseFhirJson } from '../format/json'
 import type { FhirContext, FhirResponse } from '../request'
+import { liveVersion } from '../resource-errors'
 import { ensureBuiltinTerminology } from '../terminology/builtin'
 import { expandDefinition, type Member } from '../terminology/compose'
 import { ensureExpansion, expansionPage, memberPage } from '../terminology/expansion'
@@ -22,9 +23,8 @@ const MAX_EXPAND_COUNT = 10000
 
 /** The current stored resource of an instance-level call (404 unknown, 410 deleted). */
 async function storedTarget(ctx: FhirContext, target: OperationTarget): Promise<{ rid: string; resource: any }> {
-  const stored = await ctx.repo.read(target.type as string, target.id as string)
-  if (!stored) throw new AppError('not-found', `HAPI-2001: Resource ${target.type}/${target.id} is not known`)
-  if (stored.deleted) throw new AppError('gone', `HAPI-2002: Resource was deleted at ${stored.lastUpdated.toISOString()}`)
+  const [type, id] = [target.type as string, target.id as string]
+  const stored = liveVersion(await ctx.repo.read(type, id), type, id)
   return { rid: stored.rid, resource: parseFhirJson(stored.content as string) }
 }
 

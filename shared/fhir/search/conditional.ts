@@ -54,9 +54,14 @@ export function parseMatchUrl(type: string, matchUrl: string | URLSearchParams):
   }
   const params = new URLSearchParams()
   for (const [k, v] of raw) if (v !== '' && !NOT_CRITERIA.has(k)) params.append(k, v)
-  if ([...params.keys()].length === 0) throw invalid(`HAPI-0518: Invalid match URL[${text}] - URL has no search parameters`)
+  if ([...params.keys()].length === 0) throw noCriteria(text)
   const sorted = [...params].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0))
   return { type, params, normalised: `${type}?${new URLSearchParams(sorted)}`, text }
+}
+
+/** 400 HAPI-0518: a match URL with nothing to match on. */
+function noCriteria(text: string): AppError {
+  return invalid(`HAPI-0518: Invalid match URL[${text}] - URL has no search parameters`)
 }
 
 /**
@@ -80,7 +85,7 @@ export interface MatchBase {
 export async function resolveConditional(w: WriteTx, { baseUrl }: MatchBase, type: string, matchUrl: string | URLSearchParams): Promise<ConditionalMatch> {
   const url = parseMatchUrl(type, matchUrl)
   const query = parseSearch([type], url.params, { defaultCount: 2, maxCount: 2 })
-  if (query.criteria.length === 0) throw invalid(`HAPI-0518: Invalid match URL[${url.text}] - URL has no search parameters`)
+  if (query.criteria.length === 0) throw noCriteria(url.text)
   const [{ mode }] = await w.tx<{ mode: string }[]>`
     select current_setting('plan_cache_mode') as mode, set_config('plan_cache_mode', 'force_custom_plan', true),
       pg_advisory_xact_lock(hashtextextended(${url.normalised}, 0))`
