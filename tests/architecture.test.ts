@@ -147,7 +147,7 @@ const FHIR = join('shared', 'fhir')
 const FHIR_LAYERS: [number, string, string[]][] = [
   [4, 'the edges: the router, Bundles, the composition of the store', ['router.ts', 'bundle/', 'store.ts', 'prepare.ts']],
   [3, 'interactions and operations', ['interactions/', 'operations/', 'request.ts', 'meta-change.ts']],
-  [2, 'storage and queries', ['repo/', 'search/', 'terminology/', 'reindex/', 'referential-integrity.ts']],
+  [2, 'storage and queries', ['repo/', 'search/', 'terminology/', 'reindex/']],
   [
     1,
     'definitions and what is computed from a resource alone',

@@ -7,7 +7,6 @@ import { ReindexPassJob } from '../shared/jobs/reindex-pass'
 import { ReindexJobKind } from '../shared/fhir/reindex/reindex-job'
 import { ExpungeJobKind } from '../shared/fhir/repo/expunge-job'
 import { TerminologyRebuildJobKind } from '../shared/fhir/terminology/rebuild-job'
-import { performReindexingPass } from '../shared/fhir/reindex/reindex-pass'
 import { bulkJobKinds } from './bulk'
 import type { Registration, WorkerDeps } from './registration'
 
@@ -18,7 +17,6 @@ export function adminJobKinds(deps: WorkerDeps): ReadonlyMap<string, AdminJobKin
 
 export function adminRegistrations(deps: WorkerDeps): Registration[] {
   const kinds = adminJobKinds(deps)
-  const indexBaseUrl = deps.config.publicBaseUrl ? `${deps.config.publicBaseUrl}/fhir` : undefined
   return [
     {
       definition: AdminJob,
@@ -35,7 +33,7 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
       definition: ReindexPassJob,
       concurrency: 1,
       every: { ms: 10_000, data: {} },
-      process: async () => ({ indexed: (await performReindexingPass(deps.sql, indexBaseUrl)) ?? 0 }),
+      process: async () => ({ indexed: (await deps.repo.performReindexingPass()) ?? 0 }),
     },
   ]
 }

@@ -31,7 +31,7 @@ export async function writeTransaction(
     .sort((a, b) => VERB_ORDER[a.method] - VERB_ORDER[b.method] || a.index - b.index)
   // Asked of the database while the entries are checked, rather than one after the other inside the
   // transaction: a retried job's recorded results, and ids for the creates.
-  const recorded = jobId ? recordedResults(ctx, jobId) : Promise.resolve(undefined)
+  const recorded = jobId ? ctx.repo.recordedResults<EntryResult>(jobId) : Promise.resolve(undefined)
   const creates = writes.filter((e) => e.method === 'POST').length
   const rids = creates > 0 ? ctx.repo.ids.allocate(creates) : Promise.resolve([])
   try {
@@ -44,14 +44,9 @@ export async function writeTransaction(
   const allocated = await rids
   return ctx.repo.transaction(async (w) => {
     const results = await run(w, ctx, writes, preferRepresentation, allocated)
-    if (jobId) await w.tx`insert into bundle_job (job_id, results) values (${jobId}, ${JSON.stringify([...results])})`
+    if (jobId) await w.recordResults(jobId, results)
     return results
   })
-}
-
-async function recordedResults(ctx: FhirContext, jobId: string): Promise<Map<number, EntryResult> | undefined> {
-  const [done] = await ctx.repo.sql<{ results: string }[]>`select results from bundle_job where job_id = ${jobId}`
-  return done ? new Map<number, EntryResult>(JSON.parse(done.results)) : undefined
 }
 
 /** `allocated`: ids already reserved for the creates (more are taken when the entries need them). */

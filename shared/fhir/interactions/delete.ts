@@ -76,23 +76,17 @@ async function deleteOne(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, r: Delet
 const MAX_CONFLICTS = 10
 
 /**
- * 409 when a current, non-deleted resource other than the target itself references it. Index rows exist
- * only for current, non-deleted versions, so idx_reference is the whole answer. The message is HAPI's:
+ * 409 when a current, non-deleted resource other than the target itself references it (the repository's
+ * integrity checker finds them). The message is HAPI's:
  * `HAPI-0550: HAPI-0515: Unable to delete Organization/1 because at least one resource has a reference to
  * this resource. First reference found was resource Patient/2 in path Patient.managingOrganization`.
  */
 async function assertNotReferenced(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, target: StoredVersion): Promise<void> {
-  const rows = await w.tx<{ res_type: string; id: string; code: string; content: string }[]>`
-    select distinct on (s.rid) s.res_type, s.id, i.code, s.content
-    from idx_reference i join resource s on s.rid = i.rid
-    where i.target_id = ${target.id} and i.target_type = ${target.type}
-      and s.rid <> ${target.rid}::bigint and not s.deleted
-    order by s.rid, i.code
-    limit ${MAX_CONFLICTS}`
-  if (rows.length === 0) return
-  const messages = rows.map((r) => {
-    const path = referencePath(parseFhirJson(r.content), target, ctx.baseUrl) ?? `${r.res_type}.${r.code}`
-    return `Unable to delete ${target.type}/${target.id} because at least one resource has a reference to this resource. First reference found was resource ${r.res_type}/${r.id} in path ${path}`
+  const referrers = await w.referrers(target, MAX_CONFLICTS)
+  if (referrers.length === 0) return
+  const messages = referrers.map((r) => {
+    const path = referencePath(parseFhirJson(r.content), target, ctx.baseUrl) ?? `${r.type}.${r.code}`
+    return `Unable to delete ${target.type}/${target.id} because at least one resource has a reference to this resource. First reference found was resource ${r.type}/${r.id} in path ${path}`
   })
   const issues: Issue[] = messages.map((m, n) => ({
     severity: 'error',

@@ -3,10 +3,8 @@
 // Parameters with `return` as valueMeta). https://hl7.org/fhir/R4/resource-operation-meta.html
 import { AppError } from '../../errors'
 import { parseFhirJson } from '../format/json'
-import { lockVersion, replaceContent } from '../repo/version-content'
 import { deletedResource, unknownResource, unknownVersion } from '../resource-errors'
 import type { FhirContext, FhirResponse } from '../request'
-import { indexRowCtes } from '../search/index-store'
 import { metaInUse } from '../search/meta-in-use'
 import { type Meta, addToMeta, deleteFromMeta, metaAnswer } from '../meta-change'
 import { type ParameterPart, parameters } from './params'
@@ -46,19 +44,14 @@ async function readMeta(ctx: FhirContext, target: OperationTarget): Promise<Fhir
  * place (same versionId and lastUpdated) and, for the current version, its index rows recomputed.
  */
 async function changeMeta(ctx: FhirContext, target: OperationTarget, edit: (meta: Meta) => Meta): Promise<FhirResponse> {
-  const baseUrl = ctx.config.publicBaseUrl ? `${ctx.config.publicBaseUrl}/fhir` : undefined
-  const meta = await ctx.repo.sql.begin(async (tx) => {
-    const locked = await lockVersion(tx, target.type as string, target.id as string, versionOf(target))
+  const meta = await ctx.repo.transaction(async (w) => {
+    const locked = await w.lockVersion(target.type as string, target.id as string, versionOf(target))
     if (typeof locked === 'string') throw notFound(target, locked)
     const { stored } = locked
     if (stored.deleted) throw deletedResource(stored)
     const resource = parseFhirJson(stored.content as string)
     const changed = withMeta(resource, edit(resource.meta ?? {}))
-    await replaceContent(tx, locked, JSON.stringify(changed))
-    if (locked.current) {
-      const ctes = indexRowCtes(tx, [{ rid: stored.rid, type: stored.type, resource: changed }], [stored.rid], baseUrl)
-      if (ctes) await tx`with ${ctes} select 1`
-    }
+    await w.replaceContent(locked, JSON.stringify(changed), changed)
     return metaAnswer(changed.meta, stored)
   })
   return answer(meta)

@@ -4,15 +4,11 @@
 import { AppError } from '../../errors'
 import { startAdminJob } from '../../jobs/admin-job'
 import { isResourceType } from '../definitions/resource-types'
-import { markAllForReindexing, performReindexingPass } from '../reindex/reindex-pass'
-import { reindexBatch } from '../reindex/reindex-batch'
 import { DEFAULT_BATCH, type ReindexParams, reindexSelection } from '../reindex/reindex-job'
-import { INDEX_TABLES } from '../search/index-store'
 import type { FhirContext } from '../request'
+import { liveVersion } from '../resource-errors'
 import { type OperationInput, type ParameterPart, parameters } from './params'
 import type { OperationDef, OperationTarget } from './types'
-
-const indexBaseUrl = (ctx: FhirContext) => (ctx.config.publicBaseUrl ? `${ctx.config.publicBaseUrl}/fhir` : undefined)
 
 function oneOf<T extends string>(input: OperationInput, name: string, allowed: readonly T[], fallback: T): T {
   const v = input.string(name)
@@ -31,7 +27,6 @@ async function reindexSystem(ctx: FhirContext, input: OperationInput) {
     optimizeStorage: oneOf(input, 'optimizeStorage', ['NONE', 'CURRENT_VERSION', 'ALL_VERSIONS'] as const, 'NONE'),
     optimisticLock: input.boolean('optimisticLock') ?? true,
     baseUrl: ctx.baseUrl,
-    indexBaseUrl: indexBaseUrl(ctx),
     batchSize: input.integer('batchSize') ?? DEFAULT_BATCH,
   }
   if ((params.batchSize as number) < 1 || (params.batchSize as number) > 10_000) throw new AppError('invalid', 'batchSize must be from 1 to 10000')
@@ -45,15 +40,11 @@ async function reindexSystem(ctx: FhirContext, input: OperationInput) {
 async function reindexInstance(ctx: FhirContext, target: OperationTarget) {
   const type = target.type as string
   const id = target.id as string
-  const sql = ctx.repo.sql
-  const report = await sql.begin(async (tx) => {
-    const [row] = await tx<{ rid: string; version: number; deleted: boolean; content: string }[]>`
-      select rid::text, version, deleted, content from resource where res_type = ${type} and id = ${id} for update`
-    if (!row) throw new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
-    if (row.deleted) throw new AppError('gone', `HAPI-2002: Resource ${type}/${id} was deleted`)
-    const before = await indexCounts(tx, row.rid)
-    await reindexBatch(tx, [{ rid: row.rid, type, version: row.version, content: row.content }], indexBaseUrl(ctx), true)
-    const after = await indexCounts(tx, row.rid)
+  const report = await ctx.repo.transaction(async (w) => {
+    const current = liveVersion((await w.lock([{ type, id }])).get(`${type}/${id}`), type, id)
+    const before = await w.indexRowCounts(current.rid)
+    await w.reindexRows([{ rid: current.rid, type, version: current.version, content: current.content as string }], { fulltext: true })
+    const after = await w.indexRowCounts(current.rid)
     return { before, after }
   })
   const codes = [...new Set([...report.before.keys(), ...report.after.keys()])].sort()
@@ -73,16 +64,6 @@ async function reindexInstance(ctx: FhirContext, target: OperationTarget) {
   })
   const narrative = `<div xmlns="http://www.w3.org/1999/xhtml"><p>Reindexed ${type}/${id}: ${codes.length} index entries checked</p></div>`
   return { status: 200, resource: parameters({ name: 'Narrative', valueString: narrative }, { name: 'SearchParameters', part: parts } as ParameterPart) }
-}
-
-async function indexCounts(tx: any, rid: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>()
-  for (const table of INDEX_TABLES) {
-    if (table === 'idx_fulltext') continue
-    const rows = await tx`select code, count(*)::int as n from ${tx(table)} where rid = ${rid} group by code`
-    for (const r of rows) out.set(`${table} ${r.code}`, r.n)
-  }
-  return out
 }
 
 export const operations: OperationDef[] = [
@@ -108,7 +89,7 @@ export const operations: OperationDef[] = [
     async handler(_req, ctx, _t, input) {
       const type = input.string('type')
       if (type !== undefined && !isResourceType(type)) throw new AppError('invalid', `HAPI-1170: Unknown resource type: ${type}`)
-      await markAllForReindexing(ctx.repo.sql, type)
+      await ctx.repo.markAllForReindexing(type)
       return { status: 200, resource: parameters({ name: 'status', valueString: 'Marked resources' }) }
     },
   },
@@ -118,7 +99,7 @@ export const operations: OperationDef[] = [
     methods: ['POST'],
     scope: 'admin',
     async handler(_req, ctx) {
-      const n = await performReindexingPass(ctx.repo.sql, indexBaseUrl(ctx))
+      const n = await ctx.repo.performReindexingPass()
       const status = n === undefined ? 'Index pass already proceeding' : `Indexed ${n} resources`
       return { status: 200, resource: parameters({ name: 'status', valueString: status }) }
     },

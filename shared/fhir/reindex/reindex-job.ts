@@ -1,6 +1,6 @@
 // The $reindex job: every current resource selected by the job's URLs (all resources when none) gets
-// its index rows recomputed, in keyset batches by rid. Each batch commits with its checkpoint, so a
-// job resumed after a crash continues exactly where the last batch ended.
+// its index rows recomputed by the repository's index writer, in keyset batches by rid. Each batch
+// commits with its checkpoint, so a job resumed after a crash continues exactly where the last ended.
 import type { Sql } from '../../db/client'
 import type { Fragment } from '../../db/fragments'
 import { AppError } from '../../errors'
@@ -8,7 +8,7 @@ import type { AdminJobKind } from '../../jobs/admin-job'
 import { isResourceType } from '../definitions/resource-types'
 import { searchWhere } from '../search/execute'
 import { parseSearch } from '../search/parse'
-import { prepareBatch, type ReindexRow, writeBatch } from './reindex-batch'
+import type { ReindexRow } from '../repo/reindex'
 
 export interface ReindexParams {
   /** Partial search URLs (`Patient?`, `Observation?status=final`); empty means every resource. */
@@ -18,8 +18,6 @@ export interface ReindexParams {
   optimisticLock: boolean
   /** Base URL for reference criteria in the URLs. */
   baseUrl: string
-  /** Base URL of absolute local references in index rows (PUBLIC_BASE_URL), as writes use. */
-  indexBaseUrl?: string
   /** Resources per batch (one transaction and checkpoint each). */
   batchSize?: number
 }
@@ -54,33 +52,31 @@ export const ReindexJobKind: AdminJobKind<ReindexParams> = {
     }
     let cursor = (run.cursor as Cursor | undefined) ?? { u: 0, after: '0' }
     let processed = run.processed
+    const { repo } = run
     if (run.cursor === undefined) {
       let total = 0
-      for (const where of selections) total += Number((await sql`select count(*)::bigint as n from resource r0 where ${where}`)[0].n)
+      for (const where of selections) total += await repo.countCurrent(where)
       await run.checkpoint({ cursor, processed, total })
     }
     for (let u = cursor.u; u < selections.length; u++) {
       const where = selections[u] as Fragment
-      const fetch = (after: string) =>
-        sql<ReindexRow[]>`
-          select r0.rid::text as rid, r0.res_type as type, r0.version, r0.content from resource r0
-          where ${where} and r0.rid > ${after}::bigint order by r0.rid limit ${p.batchSize ?? DEFAULT_BATCH}`.then((rows) => ({ rows }))
+      const fetch = (after: string) => repo.currentPage(where, after, p.batchSize ?? DEFAULT_BATCH)
       // A pipeline: while the database writes batch k, this thread extracts batch k+1.
-      let rows = (await fetch(u === cursor.u ? cursor.after : '0')).rows
-      let prepared = prepareBatch(rows, p.indexBaseUrl)
+      let rows = await fetch(u === cursor.u ? cursor.after : '0')
+      let prepared = repo.prepareReindex(rows)
       while (rows.length > 0) {
         const after = (rows[rows.length - 1] as ReindexRow).rid
         const batch = prepared
         const count = rows.length
-        const writing = sql.begin(async (tx) => {
-          await writeBatch(tx, batch)
+        const writing = repo.transaction(async (w) => {
+          await w.reindexBatch(batch)
           cursor = { u, after }
-          await run.checkpoint({ cursor, processed: processed + count }, tx)
+          await run.checkpoint({ cursor, processed: processed + count }, w.tx)
         })
         // Keep the write's failure for the await below (not an unhandled rejection meanwhile).
         writing.catch(() => {})
-        rows = (await fetch(after)).rows
-        prepared = prepareBatch(rows, p.indexBaseUrl)
+        rows = await fetch(after)
+        prepared = repo.prepareReindex(rows)
         await writing
         processed += count
       }

@@ -6,7 +6,8 @@ import type { Sql } from '../../db/client'
 import { AppError } from '../../errors'
 import { log } from '../../log'
 import type { Redis } from '../../redis'
-import type { WriteHook } from '../repo/repo'
+import type { SearchParamRegistry } from '../repo/collaborators'
+import type { NewVersion } from '../repo/types'
 import { compileExpression } from './evaluate'
 import { isStandardSearchParam, searchParamDefsOf, setCustomSearchParams, type SearchParamDef } from './registry'
 
@@ -45,7 +46,7 @@ export async function loadCustomSearchParams(sql: Sql): Promise<number> {
 }
 
 /** Keeps this node's registry in step with stored SearchParameters, across nodes when Redis is there. */
-export class SearchParamSync {
+export class SearchParamSync implements SearchParamRegistry {
   private readonly channel: string
 
   constructor(
@@ -65,15 +66,11 @@ export class SearchParamSync {
     })
   }
 
-  /** The write hook: rejects unusable SearchParameters, and reloads everywhere after the commit. */
-  hook(): WriteHook {
-    return async (w, written) => {
-      const sps = written.filter((v) => v.type === 'SearchParameter')
-      if (sps.length === 0) return undefined
-      for (const v of sps) if (v.resource) customDefsOf(v.resource)
-      w.committed.push(() => this.changed())
-      return undefined
-    }
+  /** Before a write: rejects unusable SearchParameters (the repository reloads after its commit). */
+  check(written: NewVersion[]): boolean {
+    const sps = written.filter((v) => v.type === 'SearchParameter')
+    for (const v of sps) if (v.resource) customDefsOf(v.resource)
+    return sps.length > 0
   }
 
   /** Stored SearchParameters changed (written or expunged): reload here (resolves when done) and on every other node. */

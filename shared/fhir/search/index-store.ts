@@ -3,8 +3,7 @@
 import type { Sql, TxSql } from '../../db/client'
 import { type Fragment, join } from '../../db/fragments'
 import { textColumns } from '../../db/text-columns'
-import type { HookCtes, WriteTx } from '../repo/repo'
-import type { NewVersion } from '../repo/types'
+import type { Indexable, IndexRowSet, IndexWriter } from '../repo/collaborators'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
 import type { CompositeRow } from './params/composite'
@@ -12,31 +11,30 @@ import { referencedPatient } from './params/reference'
 
 type Keyed<T> = T & { rid: string; resType: string }
 
-/** The WriteHook of the repository: keeps every index table in step with the current versions. */
-export function indexWriter(baseUrl?: string) {
-  return async (w: WriteTx, written: NewVersion[], superseded: string[]): Promise<HookCtes | undefined> => {
-    const ctes = indexRowCtes(w.tx, written, superseded, baseUrl)
-    return ctes ? { ctes } : undefined
+/**
+ * The repository's index writer: keeps every index table in step with the current versions, for writes,
+ * $meta changes and reindexing alike. `baseUrl`: absolute references on this base are local ones.
+ */
+export function indexWriter(baseUrl?: string): IndexWriter {
+  return {
+    indexRows: (resources, opts) => extractRows(resources, baseUrl, opts?.fulltext ?? true) as unknown as IndexRowSet,
+    writeIndexes: (tx, rows, superseded, opts) => extractedCtes(tx, rows as unknown as ExtractedRows, superseded, opts?.keep, opts?.fulltext ?? true),
+    countRows: indexRowCounts,
   }
 }
 
-/** A resource whose index rows are (re)computed: its rid, type and parsed content (none when deleted). */
-export interface Indexable {
-  rid: string
-  type: string
-  resource?: any
-  deleted?: boolean
+/** Index rows of one resource by `table code` (the full-text table has no codes). */
+async function indexRowCounts(tx: TxSql, rid: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>()
+  for (const table of INDEX_TABLES) {
+    if (table === 'idx_fulltext') continue
+    const rows = await tx<{ code: string; n: number }[]>`select code, count(*)::int as n from ${tx(table)} where rid = ${rid} group by code`
+    for (const r of rows) out.set(`${table} ${r.code}`, r.n)
+  }
+  return out
 }
 
-/**
- * The CTEs that replace index rows: the rows of `superseded` rids are deleted and those of `written`
- * inserted, as extracted under the current search parameters. Writes and reindexing share it.
- */
-export function indexRowCtes(tx: TxSql, written: Indexable[], superseded: string[], baseUrl?: string): Fragment | undefined {
-  return extractedCtes(tx, extractRows(written, baseUrl), superseded)
-}
-
-/** The index rows of resources, extracted (CPU only, no database): the first half of indexRowCtes. */
+/** The index rows of resources, extracted (CPU only, no database): what writeIndexes then writes. */
 export interface ExtractedRows {
   rows: ReturnType<typeof emptyKeyed>
   text: { rid: string; resType: string; narrative: string | null; content: string }[]

@@ -2,7 +2,8 @@
 // a pass ($perform-reindexing-pass, or the scheduled one every 10 s) reindexes up to 25,000 of them.
 // One pass runs at a time in the cluster (a transaction-scoped advisory lock).
 import type { Sql } from '../../db/client'
-import { reindexBatch, type ReindexRow } from './reindex-batch'
+import type { IndexWriter } from './collaborators'
+import { reindexBatch, type ReindexRow } from './reindex'
 
 const PASS_SIZE = 25_000
 const BATCH = 1000
@@ -18,7 +19,7 @@ export async function markAllForReindexing(sql: Sql, type?: string): Promise<num
 }
 
 /** One pass: `undefined` when another pass holds the lock, else how many resources it reindexed. */
-export async function performReindexingPass(sql: Sql, indexBaseUrl?: string): Promise<number | undefined> {
+export async function performReindexingPass(sql: Sql, indexes: IndexWriter): Promise<number | undefined> {
   return sql.begin(async (tx) => {
     const [{ locked }] = await tx`select pg_try_advisory_xact_lock(${PASS_LOCK}) as locked`
     if (!locked) return undefined
@@ -35,7 +36,7 @@ export async function performReindexingPass(sql: Sql, indexBaseUrl?: string): Pr
         const [{ left }] = await tx`select exists (select 1 from reindex_pending) as left`
         if (!left) break
       }
-      done += await reindexBatch(tx, rows, indexBaseUrl)
+      done += await reindexBatch(tx, indexes, rows)
     }
     return done
   })
