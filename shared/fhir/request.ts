@@ -4,6 +4,7 @@ import type { Config } from '../config'
 import type { Jobs } from '../jobs/queues'
 import type { Redis } from '../redis'
 import type { Repo } from './repo/repo'
+import type { SearchQueries } from './search/queries'
 
 export type FhirMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
 
@@ -41,6 +42,7 @@ export interface FhirResponse {
   headers?: Record<string, string>
 }
 
+/** What the edges (the HTTP adapter, the Bundle worker) build a request's context from. */
 export interface FhirContext {
   repo: Repo
   config: Config
@@ -52,4 +54,10 @@ export interface FhirContext {
   jobs?: Jobs
   /** Redis, for the $everything page cache (absent in the embedded form and inside a Bundle worker). */
   redis?: Redis
+}
+
+/** What the router hands the interactions and operations: the context, and the search engine over the
+ *  repository's database. Each interaction takes only the members it uses. */
+export interface FhirServices extends FhirContext {
+  search: SearchQueries
 }

@@ -15,7 +15,8 @@ import { operationsNamed } from './operations'
 import { OperationInput } from './operations/params'
 import type { OperationDef, OperationTarget } from './operations/types'
 import { decodePageToken, unknownSearchId } from './paging'
-import type { FhirContext, FhirRequest, FhirResponse } from './request'
+import type { FhirContext, FhirRequest, FhirResponse, FhirServices } from './request'
+import { SearchQueries } from './search/queries'
 
 export type { Scope } from '../auth/api-keys'
 import type { Scope } from '../auth/api-keys'
@@ -43,7 +44,8 @@ function operationTarget(path: string[]): OperationTarget | undefined {
   return undefined
 }
 
-export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
+export async function route(req: FhirRequest, context: FhirContext): Promise<FhirResponse> {
+  const ctx: FhirServices = { ...context, search: new SearchQueries(context.repo.sql) }
   const [first, second, third, fourth, ...rest] = req.path
   const m = req.method === 'HEAD' ? 'GET' : req.method
   const last = req.path[req.path.length - 1]
@@ -90,7 +92,7 @@ export async function route(req: FhirRequest, ctx: FhirContext): Promise<FhirRes
   return unsupported(req)
 }
 
-async function operation(req: FhirRequest, ctx: FhirContext, name: string): Promise<FhirResponse> {
+async function operation(req: FhirRequest, ctx: FhirServices, name: string): Promise<FhirResponse> {
   const target = operationTarget(req.path)
   if (!target) return unsupported(req)
   if (target.type !== undefined) assertResourceType(target.type)
@@ -107,7 +109,7 @@ async function operation(req: FhirRequest, ctx: FhirContext, name: string): Prom
   return def.handler(req, ctx, target, OperationInput.of(req))
 }
 
-async function page(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
+async function page(req: FhirRequest, ctx: FhirServices): Promise<FhirResponse> {
   const token = decodePageToken(req.query.get('_getpages') as string, ctx.secret)
   const offset = Number(req.query.get('_getpagesoffset') ?? 0)
   if (!Number.isInteger(offset) || offset < 0) throw new AppError('invalid', 'Invalid _getpagesoffset value')

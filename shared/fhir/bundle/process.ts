@@ -98,6 +98,6 @@ async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undef
   }
 }
 
-function relative(ctx: FhirContext, url: string): string {
+function relative(ctx: Pick<FhirContext, 'baseUrl'>, url: string): string {
   return url.startsWith(`${ctx.baseUrl}/`) ? url.slice(ctx.baseUrl.length + 1) : url
 }

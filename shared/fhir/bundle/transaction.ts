@@ -6,7 +6,7 @@
 import { AppError } from '../../errors'
 import type { WriteTx } from '../repo/repo'
 import type { FhirContext } from '../request'
-import { assertMatchesOwnUrl } from '../search/conditional'
+import { assertMatchesOwnUrl, type MatchBase } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import { type BundleEntry, VERB_ORDER } from './entries'
 import { resolveReferences } from './entry-references'
@@ -21,7 +21,7 @@ import { type EntryResult, entryError, inEntrySync } from './results'
  * record collides with the first's key and its transaction rolls back).
  */
 export async function writeTransaction(
-  ctx: FhirContext,
+  ctx: Pick<FhirContext, 'repo' | 'baseUrl'>,
   entries: BundleEntry[],
   preferRepresentation: boolean,
   jobId?: string,
@@ -50,7 +50,13 @@ export async function writeTransaction(
 }
 
 /** `allocated`: ids already reserved for the creates (more are taken when the entries need them). */
-async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRepresentation: boolean, allocated: string[]): Promise<Map<number, EntryResult>> {
+async function run(
+  w: WriteTx,
+  ctx: Pick<FhirContext, 'repo' | 'baseUrl'>,
+  writes: BundleEntry[],
+  preferRepresentation: boolean,
+  allocated: string[],
+): Promise<Map<number, EntryResult>> {
   const identities = await resolveIdentities(w, ctx, writes, allocated, (n) => ctx.repo.ids.allocate(n, w.tx))
   await resolveReferences(w, ctx, identities)
   const { plans } = identities
@@ -69,11 +75,11 @@ async function run(w: WriteTx, ctx: FhirContext, writes: BundleEntry[], preferRe
 }
 
 /** Each conditional create must satisfy its own URL (HAPI-0539 in a transaction, 412). */
-async function assertCreatesMatchOwnUrls(w: WriteTx, ctx: FhirContext, plans: Planned[]): Promise<void> {
+async function assertCreatesMatchOwnUrls(w: WriteTx, base: MatchBase, plans: Planned[]): Promise<void> {
   for (const p of plans) {
     const match = p.match
     if (p.action !== 'create' || !match) continue
-    await assertMatchesOwnUrl(w, ctx, match, p.id).catch(() => {
+    await assertMatchesOwnUrl(w, base, match, p.id).catch(() => {
       throw entryError(
         p.entry,
         new AppError('precondition-failed', `HAPI-0539: Invalid conditional URL "${match.url.text}". The given resource is not matched by this URL.`),

@@ -22,7 +22,7 @@ const NOT_LISTED = new Set(['_type', '_filter', '_query'])
 // About 1 MB and a few hundred ms to build: kept, with its JSON text, for the last base URL asked.
 let cached: { key: string; statement: any; text: string } | undefined
 
-export function capabilities(ctx: FhirContext): FhirResponse {
+export function capabilities(ctx: Pick<FhirContext, 'baseUrl'>): FhirResponse {
   if (cached?.key !== ctx.baseUrl) {
     const statement = build(ctx)
     cached = { key: ctx.baseUrl, statement, text: JSON.stringify(statement) }
@@ -30,7 +30,7 @@ export function capabilities(ctx: FhirContext): FhirResponse {
   return { status: 200, resource: cached.statement, text: cached.text }
 }
 
-function build(ctx: FhirContext): any {
+function build(ctx: Pick<FhirContext, 'baseUrl'>): any {
   const types = resourceTypes()
   const revIncludes = revIncludesByTarget(types)
   return {

@@ -1,15 +1,18 @@
 // history at instance, type and system level, paged through `_getpages` links.
 // https://hl7.org/fhir/R4/http.html#history
 import { AppError } from '../../errors'
-import { type HistoryQuery, historyCount, historyPage } from '../repo/history'
+import type { HistoryQuery } from '../repo/history'
 import type { StoredVersion } from '../repo/types'
 import { type PageToken, pageLink, pageSize, selfUrl } from '../paging'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+
+/** What a history uses of the context. */
+type HistoryDeps = Pick<FhirContext, 'repo' | 'config' | 'baseUrl' | 'secret'>
 import { unknownResource } from '../resource-errors'
 import { etagOf } from './write-response'
 import { parseFhirJson } from '../format/json'
 
-export async function history(req: FhirRequest, ctx: FhirContext, type?: string, id?: string): Promise<FhirResponse> {
+export async function history(req: FhirRequest, ctx: HistoryDeps, type?: string, id?: string): Promise<FhirResponse> {
   const q = req.query
   for (const key of q.keys())
     if (!['_since', '_at', '_count', '_format', '_pretty', '_summary', '_elements'].includes(key))
@@ -28,7 +31,7 @@ export async function history(req: FhirRequest, ctx: FhirContext, type?: string,
 }
 
 /** Serves a page of a history, first or later (`_getpages`). */
-export async function historyBundle(req: FhirRequest, ctx: FhirContext, token: PageToken, offset: number): Promise<FhirResponse> {
+export async function historyBundle(req: FhirRequest, ctx: HistoryDeps, token: PageToken, offset: number): Promise<FhirResponse> {
   const t = token.q as Record<string, string | undefined>
   const hq: HistoryQuery = {
     type: t.type,
@@ -40,12 +43,12 @@ export async function historyBundle(req: FhirRequest, ctx: FhirContext, token: P
   }
   const count = pageSize(req.query, ctx.config.defaultPageSize, ctx.config.maxPageSize)
   const summaryCount = count === 0 || req.query.get('_summary') === 'count'
-  const rows = summaryCount ? [] : await historyPage(ctx.repo.sql, hq, offset, count + 1)
+  const rows = summaryCount ? [] : await ctx.repo.history(hq, offset, count + 1)
   const hasNext = rows.length > count
   const page = rows.slice(0, count)
   const bundle: any = { resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'history' }
   // The total is cheap for one instance and for a count-only request; elsewhere it is left out, as HAPI does by default.
-  if (hq.id !== undefined || summaryCount) bundle.total = await historyCount(ctx.repo.sql, hq)
+  if (hq.id !== undefined || summaryCount) bundle.total = await ctx.repo.historyCount(hq)
   const extra = new URLSearchParams()
   for (const k of ['_format', '_pretty']) if (req.query.has(k)) extra.set(k, req.query.get(k) as string)
   bundle.link = [{ relation: 'self', url: selfUrl(req, ctx.baseUrl) }]
@@ -56,7 +59,7 @@ export async function historyBundle(req: FhirRequest, ctx: FhirContext, token: P
   return { status: 200, resource: bundle }
 }
 
-function historyEntry(ctx: FhirContext, v: StoredVersion): any {
+function historyEntry(ctx: Pick<FhirContext, 'baseUrl'>, v: StoredVersion): any {
   const entry: any = { fullUrl: `${ctx.baseUrl}/${v.type}/${v.id}` }
   if (!v.deleted) entry.resource = parseFhirJson(v.content as string)
   const method = v.deleted ? 'DELETE' : v.version === 1 ? 'POST' : 'PUT'

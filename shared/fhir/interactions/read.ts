@@ -9,14 +9,14 @@ import { parseFhirJson } from '../format/json'
 
 const NOT_FOR_READ = ['_count', '_include', '_revinclude', '_sort', '_total', '_contained']
 
-export async function read(req: FhirRequest, ctx: FhirContext, type: string, id: string): Promise<FhirResponse> {
+export async function read(req: FhirRequest, ctx: Pick<FhirContext, 'repo'>, type: string, id: string): Promise<FhirResponse> {
   rejectSearchParams(req)
   const stored = liveVersion(await ctx.repo.read(type, id), type, id)
   if (notModified(req, stored)) return { status: 304, etag: etagOf(stored.version), lastModified: stored.lastUpdated }
   return versionResponse(req, stored)
 }
 
-export async function vread(req: FhirRequest, ctx: FhirContext, type: string, id: string, vid: string): Promise<FhirResponse> {
+export async function vread(req: FhirRequest, ctx: Pick<FhirContext, 'repo'>, type: string, id: string, vid: string): Promise<FhirResponse> {
   rejectSearchParams(req)
   const version = /^[0-9]{1,9}$/.test(vid) ? Number(vid) : Number.NaN
   const stored = Number.isNaN(version) ? undefined : await ctx.repo.vread(type, id, version)

@@ -4,31 +4,32 @@
 import { AppError } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
 import { encodePageToken, type PageToken, selfUrl } from '../paging'
-import type { FhirContext, FhirRequest, FhirResponse } from '../request'
-import { withCustomPlans } from '../../db/client'
+import type { FhirRequest, FhirResponse, FhirServices } from '../request'
 import { compartmentCriterion } from '../search/compartment'
-import { needsCustomPlan } from '../search/compile'
-import { type Cursor, runSearch } from '../search/execute'
+import type { Cursor } from '../search/execute'
 import type { SearchMatch } from '../search/match'
 import { parseSearch } from '../search/parse'
 import { applySubset } from '../subset'
 import { parseFhirJson } from '../format/json'
+
+/** What a search uses of the router's services. */
+type SearchDeps = Pick<FhirServices, 'search' | 'config' | 'baseUrl' | 'secret'>
 
 interface SearchTarget {
   types: string[]
   compartment?: { type: string; id: string }
 }
 
-export async function searchType(req: FhirRequest, ctx: FhirContext, type: string): Promise<FhirResponse> {
+export async function searchType(req: FhirRequest, ctx: SearchDeps, type: string): Promise<FhirResponse> {
   return search(req, ctx, { types: [type] }, req.query)
 }
 
-export async function searchCompartment(req: FhirRequest, ctx: FhirContext, compartment: string, id: string, type: string): Promise<FhirResponse> {
+export async function searchCompartment(req: FhirRequest, ctx: SearchDeps, compartment: string, id: string, type: string): Promise<FhirResponse> {
   return search(req, ctx, { types: [type], compartment: { type: compartment, id } }, req.query)
 }
 
 /** GET [base]?_type=A,B&... (all types when _type is absent). */
-export async function searchSystem(req: FhirRequest, ctx: FhirContext): Promise<FhirResponse> {
+export async function searchSystem(req: FhirRequest, ctx: SearchDeps): Promise<FhirResponse> {
   const typeParam = req.query.get('_type')
   const types = typeParam ? typeParam.split(',').map((t) => t.trim()) : []
   for (const t of types) if (!isResourceType(t)) throw new AppError('invalid', `HAPI-1684: Unknown resource type "${t}" in _type`)
@@ -36,20 +37,18 @@ export async function searchSystem(req: FhirRequest, ctx: FhirContext): Promise<
 }
 
 /** A later page: the token holds the query and the cursor. */
-export async function searchPage(req: FhirRequest, ctx: FhirContext, token: PageToken): Promise<FhirResponse> {
+export async function searchPage(req: FhirRequest, ctx: SearchDeps, token: PageToken): Promise<FhirResponse> {
   const t = token.q as { target: SearchTarget; query: string; cursor: Cursor }
   const query = new URLSearchParams(t.query)
   for (const k of ['_format', '_pretty']) if (req.query.has(k)) query.set(k, req.query.get(k) as string)
   return search(req, ctx, t.target, query, t.cursor)
 }
 
-async function search(req: FhirRequest, ctx: FhirContext, target: SearchTarget, query: URLSearchParams, cursor?: Cursor): Promise<FhirResponse> {
+async function search(req: FhirRequest, ctx: SearchDeps, target: SearchTarget, query: URLSearchParams, cursor?: Cursor): Promise<FhirResponse> {
   const lenient = /handling\s*=\s*lenient/i.test(req.headers.prefer ?? '')
   const q = parseSearch(target.types, query, { defaultCount: ctx.config.defaultPageSize, maxCount: ctx.config.maxPageSize, lenient })
   if (target.compartment) q.criteria.push(compartmentCriterion(target.compartment.type, target.compartment.id, target.types[0]))
-  const page = needsCustomPlan(q.criteria)
-    ? await withCustomPlans(ctx.repo.sql, (tx) => runSearch(tx, q, ctx.baseUrl, cursor))
-    : await runSearch(ctx.repo.sql, q, ctx.baseUrl, cursor)
+  const page = await ctx.search.page(q, ctx.baseUrl, cursor)
   const bundle: any = { resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'searchset' }
   if (page.total !== undefined) bundle.total = page.total
   const link = (dir: Cursor) => {

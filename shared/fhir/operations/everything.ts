@@ -19,7 +19,12 @@ export const operations: OperationDef[] = [
   { name: '$everything', levels: ['type', 'instance'], methods: ['GET', 'POST'], scope: 'read', types: ['Patient'], handler: everything },
 ]
 
-async function everything(req: FhirRequest, ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+async function everything(
+  req: FhirRequest,
+  ctx: Pick<FhirContext, 'repo' | 'config' | 'jobs' | 'redis' | 'baseUrl'>,
+  target: OperationTarget,
+  input: OperationInput,
+): Promise<FhirResponse> {
   const all = (name: string) => input.values(name).map(String)
   if (all('_offset').length > 0) throw new AppError('invalid', 'HAPI-1106: Everything operation does not support offset searching')
   const countText = all('_count')[0]
@@ -56,7 +61,7 @@ async function patientMissing(ctx: Pick<FhirContext, 'repo'>, id: string): Promi
 }
 
 /** A searchset Bundle; each resource's stored JSON is spliced in as it is. */
-function bundleText(req: FhirRequest, ctx: FhirContext, path: string, count: number, page: ExportPage): string {
+function bundleText(req: FhirRequest, ctx: Pick<FhirContext, 'baseUrl'>, path: string, count: number, page: ExportPage): string {
   const link = (cursor: string) => {
     const q = new URLSearchParams({ _getpages: cursor, _count: String(count) })
     for (const k of ['_format', '_pretty']) if (req.query.has(k)) q.set(k, req.query.get(k) as string)

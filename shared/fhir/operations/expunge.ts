@@ -15,7 +15,12 @@ const DEFAULT_LIMIT = 1000
 /** How long the request waits for the job before answering 202 with the job's status address. */
 const WAIT_MS = 10 * 60_000
 
-async function expungeOperation(req: FhirRequest, ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+async function expungeOperation(
+  req: FhirRequest,
+  ctx: Pick<FhirContext, 'repo' | 'config' | 'jobs' | 'baseUrl'>,
+  target: OperationTarget,
+  input: OperationInput,
+): Promise<FhirResponse> {
   if (!ctx.config.expungeEnabled) throw new AppError('not-allowed', 'HAPI-0968: $expunge is not enabled on this server')
   const limit = input.integer('limit') ?? DEFAULT_LIMIT
   if (limit < 1) throw new AppError('invalid', `HAPI-1087: Expunge limit may not be less than 1.  Received expunge limit ${limit}.`)
@@ -41,7 +46,7 @@ async function expungeOperation(req: FhirRequest, ctx: FhirContext, target: Oper
 }
 
 /** The rid (and version) of an instance- or version-level target; 404 when unknown, 412 for the current version. */
-async function resolve(ctx: FhirContext, target: OperationTarget): Promise<{ rid?: string; version?: number }> {
+async function resolve(ctx: Pick<FhirContext, 'repo'>, target: OperationTarget): Promise<{ rid?: string; version?: number }> {
   if (target.level === 'type') return {}
   const [type, id] = [target.type as string, target.id as string]
   const ref = `${type}/${id}`

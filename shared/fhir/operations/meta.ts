@@ -4,8 +4,7 @@
 import { AppError } from '../../errors'
 import { parseFhirJson } from '../format/json'
 import { deletedResource, unknownResource, unknownVersion } from '../resource-errors'
-import type { FhirContext, FhirResponse } from '../request'
-import { metaInUse } from '../search/meta-in-use'
+import type { FhirResponse, FhirServices } from '../request'
 import { type Meta, addToMeta, deleteFromMeta, metaAnswer } from '../meta-change'
 import { type ParameterPart, parameters } from './params'
 import type { OperationDef, OperationTarget } from './types'
@@ -22,9 +21,9 @@ function notFound(target: OperationTarget, what: 'unknown-resource' | 'unknown-v
   return what === 'unknown-resource' ? unknownResource(type, id) : unknownVersion(type, id, target.version as string)
 }
 
-async function readMeta(ctx: FhirContext, target: OperationTarget): Promise<FhirResponse> {
+async function readMeta(ctx: Pick<FhirServices, 'repo' | 'search'>, target: OperationTarget): Promise<FhirResponse> {
   if (target.level === 'system' || target.level === 'type') {
-    const inUse = await metaInUse(ctx.repo.sql, target.type)
+    const inUse = await ctx.search.metaInUse(target.type)
     const meta: Meta = {}
     for (const k of ['profile', 'security', 'tag'] as const) if (inUse[k].length > 0) meta[k] = inUse[k] as any
     return answer(meta)
@@ -43,7 +42,7 @@ async function readMeta(ctx: FhirContext, target: OperationTarget): Promise<Fhir
  * Applies `edit` to the meta of the target version in one transaction: the content is rewritten in
  * place (same versionId and lastUpdated) and, for the current version, its index rows recomputed.
  */
-async function changeMeta(ctx: FhirContext, target: OperationTarget, edit: (meta: Meta) => Meta): Promise<FhirResponse> {
+async function changeMeta(ctx: Pick<FhirServices, 'repo'>, target: OperationTarget, edit: (meta: Meta) => Meta): Promise<FhirResponse> {
   const meta = await ctx.repo.transaction(async (w) => {
     const locked = await w.lockVersion(target.type as string, target.id as string, versionOf(target))
     if (typeof locked === 'string') throw notFound(target, locked)

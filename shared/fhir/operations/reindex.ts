@@ -5,7 +5,7 @@ import { AppError } from '../../errors'
 import { startAdminJob } from '../../jobs/admin-job'
 import { isResourceType } from '../definitions/resource-types'
 import { DEFAULT_BATCH, type ReindexParams, reindexSelection } from '../reindex/reindex-job'
-import type { FhirContext } from '../request'
+import type { FhirServices } from '../request'
 import { liveVersion } from '../resource-errors'
 import { type OperationInput, type ParameterPart, parameters } from './params'
 import type { OperationDef, OperationTarget } from './types'
@@ -18,7 +18,7 @@ function oneOf<T extends string>(input: OperationInput, name: string, allowed: r
   return v as T
 }
 
-async function reindexSystem(ctx: FhirContext, input: OperationInput) {
+async function reindexSystem(ctx: Pick<FhirServices, 'repo' | 'search' | 'jobs' | 'baseUrl'>, input: OperationInput) {
   if (!ctx.jobs) throw new AppError('fault', '$reindex needs the job queues')
   const urls = input.values('url').map((u) => String(u).trim().replace(/^\//, ''))
   const params: ReindexParams = {
@@ -30,14 +30,14 @@ async function reindexSystem(ctx: FhirContext, input: OperationInput) {
     batchSize: input.integer('batchSize') ?? DEFAULT_BATCH,
   }
   if ((params.batchSize as number) < 1 || (params.batchSize as number) > 10_000) throw new AppError('invalid', 'batchSize must be from 1 to 10000')
-  for (const u of urls) reindexSelection(ctx.repo.sql, u, ctx.baseUrl) // 400 before anything is queued
+  for (const u of urls) reindexSelection(ctx.search, u, ctx.baseUrl) // 400 before anything is queued
   const key = `reindex:${JSON.stringify([...urls].sort())}:${params.reindexSearchParameters}:${params.optimizeStorage}`
   const job = await startAdminJob(ctx.repo.sql, ctx.jobs, 'reindex', params, key)
   return { status: 200, resource: parameters({ name: 'jobId', valueString: job.id }) }
 }
 
 /** Reindexes one resource now and reports, per search parameter, whether its index rows changed. */
-async function reindexInstance(ctx: FhirContext, target: OperationTarget) {
+async function reindexInstance(ctx: Pick<FhirServices, 'repo'>, target: OperationTarget) {
   const type = target.type as string
   const id = target.id as string
   const report = await ctx.repo.transaction(async (w) => {

@@ -22,7 +22,7 @@ const DEFAULT_EXPAND_COUNT = 1000
 const MAX_EXPAND_COUNT = 10000
 
 /** The current stored resource of an instance-level call (404 unknown, 410 deleted). */
-async function storedTarget(ctx: FhirContext, target: OperationTarget): Promise<{ rid: string; resource: any }> {
+async function storedTarget(ctx: Pick<FhirContext, 'repo'>, target: OperationTarget): Promise<{ rid: string; resource: any }> {
   const [type, id] = [target.type as string, target.id as string]
   const stored = liveVersion(await ctx.repo.read(type, id), type, id)
   return { rid: stored.rid, resource: parseFhirJson(stored.content as string) }
@@ -30,7 +30,7 @@ async function storedTarget(ctx: FhirContext, target: OperationTarget): Promise<
 
 /** The value set an operation is about: the instance, an inline `valueSet`, or `url` (+ `valueSetVersion`). */
 async function targetValueSet(
-  ctx: FhirContext,
+  ctx: Pick<FhirContext, 'repo'>,
   target: OperationTarget,
   input: OperationInput,
   op: string,
@@ -59,7 +59,7 @@ function nonNegative(input: OperationInput, name: string, fallback: number, max?
 }
 
 // https://hl7.org/fhir/R4/valueset-operation-expand.html
-async function expand(ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+async function expand(ctx: Pick<FhirContext, 'repo'>, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
   const sql = ctx.repo.sql
   await ensureBuiltinTerminology(sql)
   const vs = await targetValueSet(ctx, target, input, '$expand')
@@ -93,7 +93,7 @@ async function expand(ctx: FhirContext, target: OperationTarget, input: Operatio
   return { status: 200, resource: { ...rest, resourceType: 'ValueSet', expansion } }
 }
 
-async function expandOrFail(ctx: FhirContext, resource: any, url: string): Promise<Member[]> {
+async function expandOrFail(ctx: Pick<FhirContext, 'repo'>, resource: any, url: string): Promise<Member[]> {
   try {
     return await expandDefinition(ctx.repo.sql, resource, new Set(resource.url ? [resource.url] : []))
   } catch (err) {
@@ -130,7 +130,7 @@ function validationAnswer(r: { result: boolean; message?: string; display?: stri
 }
 
 // https://hl7.org/fhir/R4/valueset-operation-validate-code.html
-async function validateValueSetCode(ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+async function validateValueSetCode(ctx: Pick<FhirContext, 'repo'>, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
   const sql = ctx.repo.sql
   await ensureBuiltinTerminology(sql)
   const codes = codesOf(input, '$validate-code')
@@ -140,7 +140,7 @@ async function validateValueSetCode(ctx: FhirContext, target: OperationTarget, i
 }
 
 // https://hl7.org/fhir/R4/codesystem-operation-validate-code.html
-async function validateCodeSystemCode(ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+async function validateCodeSystemCode(ctx: Pick<FhirContext, 'repo'>, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
   const sql = ctx.repo.sql
   await ensureBuiltinTerminology(sql)
   const [c] = codesOf(input, '$validate-code', input.string('url'))
@@ -157,7 +157,7 @@ async function validateCodeSystemCode(ctx: FhirContext, target: OperationTarget,
 }
 
 // https://hl7.org/fhir/R4/codesystem-operation-lookup.html
-async function lookup(ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
+async function lookup(ctx: Pick<FhirContext, 'repo'>, target: OperationTarget, input: OperationInput): Promise<FhirResponse> {
   const sql = ctx.repo.sql
   await ensureBuiltinTerminology(sql)
   const coding = input.value('coding') as any
@@ -211,7 +211,7 @@ async function lookup(ctx: FhirContext, target: OperationTarget, input: Operatio
 // HAPI answers Parameters `success` (with `message` when it did not run). Here the rebuild runs as an
 // admin job (kind reindex-terminology; `jobId` says which, for /admin/jobs/{id}); without job queues
 // (inside a Bundle worker) it runs at once.
-async function reindexTerminology(ctx: FhirContext): Promise<FhirResponse> {
+async function reindexTerminology(ctx: Pick<FhirContext, 'repo' | 'jobs'>): Promise<FhirResponse> {
   if (ctx.jobs) {
     const job = await startAdminJob(ctx.repo.sql, ctx.jobs, TERMINOLOGY_JOB_KIND, {}, TERMINOLOGY_JOB_KIND)
     return { status: 200, resource: parameters({ name: 'success', valueBoolean: true }, { name: 'jobId', valueString: job.id }) }

@@ -3,7 +3,7 @@
 // lists the modules, and the router dispatches by name and level.
 // https://hl7.org/fhir/R4/operations.html
 import type { Scope } from '../../auth/api-keys'
-import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import type { FhirRequest, FhirResponse, FhirServices } from '../request'
 import type { OperationInput } from './params'
 
 export type OperationLevel = 'system' | 'type' | 'instance' | 'version'
@@ -24,5 +24,5 @@ export interface OperationDef {
   scope: Scope
   /** Resource types it applies to at type, instance and version level; absent means every type. */
   types?: string[]
-  handler(req: FhirRequest, ctx: FhirContext, target: OperationTarget, input: OperationInput): Promise<FhirResponse>
+  handler(req: FhirRequest, ctx: FhirServices, target: OperationTarget, input: OperationInput): Promise<FhirResponse>
 }

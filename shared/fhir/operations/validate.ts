@@ -1,11 +1,11 @@
 // $validate at type and instance level: the OperationOutcome of the same validation a write runs,
 // without storing anything. https://hl7.org/fhir/R4/resource-operation-validate.html
 import { AppError } from '../../errors'
-import type { FhirContext, FhirRequest, FhirResponse } from '../request'
+import type { FhirRequest, FhirResponse } from '../request'
 import { validateResource } from '../validate/validate'
 import type { OperationDef } from './types'
 
-export async function validateOperation(req: FhirRequest, _ctx: FhirContext, type: string, id?: string): Promise<FhirResponse> {
+export async function validateOperation(req: FhirRequest, type: string, id?: string): Promise<FhirResponse> {
   const body = req.body as any
   if (!body || typeof body !== 'object')
     throw new AppError('invalid', 'HAPI-0447: No resource supplied for $validate operation (resource is required unless mode is "delete")')
@@ -38,6 +38,6 @@ export const operations: OperationDef[] = [
     levels: ['type', 'instance'],
     methods: ['GET', 'POST'],
     scope: 'read',
-    handler: (req, ctx, t) => validateOperation(req, ctx, t.type as string, t.id),
+    handler: (req, _ctx, t) => validateOperation(req, t.type as string, t.id),
   },
 ]

@@ -3,7 +3,8 @@
 // One pass runs at a time in the cluster (a transaction-scoped advisory lock).
 import type { Sql } from '../../db/client'
 import type { IndexWriter } from './collaborators'
-import { reindexBatch, type ReindexRow } from './reindex'
+import type { CurrentRow } from './current-pages'
+import { reindexBatch } from './reindex'
 
 const PASS_SIZE = 25_000
 const BATCH = 1000
@@ -25,7 +26,7 @@ export async function performReindexingPass(sql: Sql, indexes: IndexWriter): Pro
     if (!locked) return undefined
     let done = 0
     while (done < PASS_SIZE) {
-      const rows = await tx<ReindexRow[]>`
+      const rows = await tx<CurrentRow[]>`
         with taken as (
           delete from reindex_pending where rid in (select rid from reindex_pending order by rid limit ${Math.min(BATCH, PASS_SIZE - done)})
           returning rid)

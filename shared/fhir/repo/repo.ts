@@ -11,7 +11,8 @@ import type { RepoCollaborators } from './collaborators'
 import { type HistoryQuery, historyCount, historyPage } from './history'
 import { IdAllocator } from './ids'
 import { InsertBatcher } from './insert-batch'
-import { countCurrent, currentPage, type PreparedBatch, prepareBatch, type ReindexOptions, type ReindexRow } from './reindex'
+import { type CurrentRow, countCurrent, currentPage } from './current-pages'
+import { type PreparedBatch, prepareBatch, type ReindexOptions } from './reindex'
 import { markAllForReindexing, performReindexingPass } from './reindex-pass'
 import { type ResourceCount, resourceCounts } from './resource-counts'
 import { type NewVersion, type ResourceRow, type StoredVersion, storedFromRow } from './types'
@@ -83,18 +84,18 @@ export class Repo {
     return recordedResults(this.sql, jobId)
   }
 
-  /** How many current resources `where` (a condition on `resource r0`) selects. */
-  countCurrent(where: Fragment): Promise<number> {
+  /** How many current resources `where` (a condition on `resource r0`; undefined: all) selects. */
+  countCurrent(where: Fragment | undefined): Promise<number> {
     return countCurrent(this.sql, where)
   }
 
-  /** The next `limit` current resources `where` selects after rid `after`, in rid order (reindex.ts). */
-  currentPage(where: Fragment, after: string, limit: number): Promise<ReindexRow[]> {
+  /** The next `limit` current resources `where` selects after rid `after`, in rid order (current-pages.ts). */
+  currentPage(where: Fragment | undefined, after: string, limit: number): Promise<CurrentRow[]> {
     return currentPage(this.sql, where, after, limit)
   }
 
   /** The index rows of a batch to reindex, extracted (CPU only); WriteTx.reindexBatch writes them. */
-  prepareReindex(rows: ReindexRow[], opts?: ReindexOptions): PreparedBatch {
+  prepareReindex(rows: CurrentRow[], opts?: ReindexOptions): PreparedBatch {
     return prepareBatch(this.collaborators.indexes, rows, opts)
   }
 

@@ -7,7 +7,8 @@ import { textColumns } from '../../db/text-columns'
 import { recordResults } from './bundle-jobs'
 import type { RepoCollaborators, Referrer, StatementCheck } from './collaborators'
 import type { IdAllocator } from './ids'
-import { type PreparedBatch, prepareBatch, type ReindexOptions, type ReindexRow, writeBatch } from './reindex'
+import type { CurrentRow } from './current-pages'
+import { type PreparedBatch, prepareBatch, type ReindexOptions, writeBatch } from './reindex'
 import { type NewVersion, type ResourceRow, type StoredVersion, storedFromRow } from './types'
 import { type LockResult, type LockedVersion, lockVersion, replaceContent } from './version-content'
 
@@ -70,7 +71,7 @@ export class WriteTx {
   }
 
   /** Reindexes current versions now (extraction and write in one go). */
-  reindexRows(rows: ReindexRow[], opts?: ReindexOptions): Promise<number> {
+  reindexRows(rows: CurrentRow[], opts?: ReindexOptions): Promise<number> {
     return this.reindexBatch(prepareBatch(this.collaborators.indexes, rows, opts), opts)
   }
 

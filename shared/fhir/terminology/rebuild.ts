@@ -3,6 +3,7 @@
 // the new one is complete and a failed rebuild changes nothing. Idempotent: a retried run starts over.
 import type { Sql, TxSql } from '../../db/client'
 import { AppError } from '../../errors'
+import { countCurrent, currentPage, ofTypes } from '../repo/current-pages'
 import { flattenCodeSystem } from './code-system'
 import { insertBuiltinTerminology } from './builtin'
 import { allocateCodeSystemIds, type CodeSystemEntry, insertCtes, runCtes, type ValueSetEntry, valueSetEntry } from './store'
@@ -28,9 +29,8 @@ export async function rebuildTerminology(sql: Sql, onProgress?: RebuildProgress,
         throw new AppError('busy', 'Operation was cancelled because other terminology background tasks are currently running. Try again in a few minutes.')
       throw err
     }
-    const [{ n }] = await tx<{ n: number }[]>`
-      select count(*)::int as n from resource where res_type in ('CodeSystem', 'ValueSet') and not deleted`
-    const total = n + 1
+    const stored = ofTypes(tx as unknown as Sql, ['CodeSystem', 'ValueSet'])
+    const total = (await countCurrent(tx as unknown as Sql, stored)) + 1
     await tx`delete from term_code_system`
     await tx`delete from term_value_set`
     const builtin = await insertBuiltinTerminology(tx)
@@ -39,17 +39,14 @@ export async function rebuildTerminology(sql: Sql, onProgress?: RebuildProgress,
     let processed = 1
     let after = '0'
     for (;;) {
-      const rows = await tx<{ rid: string; res_type: string; content: string }[]>`
-        select rid::text, res_type, content from resource
-        where res_type in ('CodeSystem', 'ValueSet') and not deleted and rid > ${after}::bigint
-        order by resource.rid limit ${PAGE}`
+      const rows = await currentPage(tx as unknown as Sql, stored, after, PAGE)
       if (rows.length === 0) break
       after = rows[rows.length - 1].rid
       const flats = []
       const valueSets: ValueSetEntry[] = []
       for (const r of rows) {
         const resource = JSON.parse(r.content)
-        if (r.res_type === 'CodeSystem') {
+        if (r.type === 'CodeSystem') {
           const flat = flattenCodeSystem(resource)
           if (flat) flats.push({ rid: r.rid, flat })
         } else {

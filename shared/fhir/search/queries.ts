@@ -1,0 +1,28 @@
+// The search engine as the interactions and operations use it: one object over the database, named
+// for what it answers, so that none of them hands the repository's connection to search internals.
+// The router builds it per request (router.ts).
+import { type Sql, withCustomPlans } from '../../db/client'
+import type { Fragment } from '../../db/fragments'
+import { needsCustomPlan } from './compile'
+import { type Cursor, runSearch, type SearchPage, searchWhere } from './execute'
+import { type MetaInUse, metaInUse } from './meta-in-use'
+import type { SearchQuery } from './query'
+
+export class SearchQueries {
+  constructor(private readonly sql: Sql) {}
+
+  /** One page of matches, with the page's includes and the total asked for (execute.ts). */
+  page(q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
+    return needsCustomPlan(q.criteria) ? withCustomPlans(this.sql, (tx) => runSearch(tx, q, baseUrl, cursor)) : runSearch(this.sql, q, baseUrl, cursor)
+  }
+
+  /** The condition on `resource r0` that selects the matches of `q`, for work that pages them itself. */
+  where(q: SearchQuery, baseUrl: string): Fragment {
+    return searchWhere(this.sql, q, baseUrl)
+  }
+
+  /** Tags, security labels and profiles in use by current resources, of one type or all ($meta). */
+  metaInUse(type?: string): Promise<MetaInUse> {
+    return metaInUse(this.sql, type)
+  }
+}
