@@ -4,7 +4,7 @@
 // https://hl7.org/fhir/R4/http.html#transaction  (HAPI: the same DAO methods serve both)
 import { describe, expect, test } from 'bun:test'
 import { create, del, diagnostics, patient, put, rejected, transaction, unique } from './bundle-http'
-import { useTestServer } from './harness'
+import { readJson, useTestServer } from './harness'
 
 const s = useTestServer()
 
@@ -103,6 +103,27 @@ describe('a transaction entry and the same request alone', () => {
       409,
       'HAPI-0961',
     )
+  })
+
+  test('a conditional PUT whose body names another resource than its match: 400 HAPI-2279', async () => {
+    const v = unique('rules-cond-put')
+    await create(s, patient(v))
+    const url = `Patient?identifier=${encodeURIComponent(`http://example.org/tx-test|${v}`)}`
+    const body = { ...patient(v), id: 'someone-else', active: true }
+    await sameBothWays(() => s.fhirFetch(`/${url}`, { method: 'PUT', json: body }), put(url, body), 400, 'HAPI-2279')
+  })
+
+  test('a conditional PUT that matches nothing, its body naming a live resource: 409, that resource left alone', async () => {
+    const id = unique('rules-cond-live')
+    expect((await s.fhirFetch(`/Patient/${id}`, { method: 'PUT', json: { ...patient(id), id } })).status).toBe(201)
+    const v = unique('rules-cond-none')
+    const url = `Patient?identifier=${encodeURIComponent(`http://example.org/tx-test|${v}`)}`
+    const body = { ...patient(v), id, active: true }
+    const res = await s.fhirFetch(`/${url}`, { method: 'PUT', json: body })
+    expect(res.status).toBe(409)
+    const text = await rejected(s, transaction([put(url, body)]), 409, 0)
+    expect(text).toContain(`Can not create resource with ID[${id}]`)
+    expect((await readJson(await s.fhirFetch(`/Patient/${id}`))).meta.versionId).toBe('1')
   })
 
   test('a conditional DELETE whose URL matches three resources: 412 HAPI-0962 counting them', async () => {

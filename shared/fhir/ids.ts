@@ -9,6 +9,11 @@ export function isValidId(id: string): boolean {
   return ID.test(id)
 }
 
+/** An id the server takes from a client as a new resource's id: valid and not purely numeric (HAPI's ALPHANUMERIC strategy). */
+export function isClientAssignable(id: string): boolean {
+  return isValidId(id) && !NUMERIC.test(id)
+}
+
 /** Client-assigned ids (update as create) must be valid and, as HAPI's ALPHANUMERIC strategy, not purely numeric. */
 export function assertClientId(type: string, id: string): void {
   if (!isValidId(id)) throw invalid(`HAPI-0521: Can not process entity with ID[${id}], this is not a valid FHIR ID`)

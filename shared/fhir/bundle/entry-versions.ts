@@ -54,7 +54,7 @@ function planEntry(p: Planned, current: StoredVersion | undefined, now: Date): W
     case 'create':
       return planCreate(type, p.rid as string, p.resource, now)
     case 'update':
-      return planUpdate({ type, id, resource: p.resource, ifMatch, serverAssignedId: p.serverId }, current, p.rid ?? '', now)
+      return planUpdate({ type, id, resource: p.resource, ifMatch, serverAssignedId: p.serverId, createsFor: p.createsFor }, current, p.rid ?? '', now)
     case 'patch':
       return planPatch({ type, id, isJsonPatch: Array.isArray(p.entry.resource), body: p.entry.resource, ifMatch }, current, now)
     case 'delete':

@@ -6,6 +6,7 @@ import { AppError } from '../../errors'
 import type { WriteTx } from '../repo/repo'
 import type { StoredVersion } from '../repo/types'
 import type { FoundReference } from '../references'
+import { conditionalUpdateId } from '../interactions/update'
 import { bodyIdMismatch } from '../resource-errors'
 import { type ConditionalMatch, type MatchBase, noMatch, resolveConditional, singleMatch } from '../search/conditional'
 import type { BundleEntry } from './entries'
@@ -28,6 +29,8 @@ export interface Planned {
   match?: ConditionalMatch
   /** The id was assigned by the server (not subject to the client-id rules). */
   serverId?: boolean
+  /** A conditional update that matched nothing, by its match URL (update.ts planUpdate). */
+  createsFor?: string
   /** The `reference` values of `resource` once rewritten (references.ts). */
   references?: FoundReference[]
 }
@@ -108,9 +111,9 @@ async function identify(
       if (!found) throw noMatch(match)
       return { entry: e, action: 'patch', type, id: found.id }
     }
-    const id = found?.id ?? (typeof e.resource.id === 'string' ? e.resource.id : '')
+    const id = conditionalUpdateId(match, found, e.resource) ?? ''
     if (e.fullUrl && id !== '') placeholders.set(e.fullUrl, `${type}/${id}`)
-    return { entry: e, action: 'update', type, id, resource: e.resource }
+    return { entry: e, action: 'update', type, id, resource: e.resource, createsFor: found ? undefined : match.url.text }
   }
   if (e.method === 'PUT') {
     if (e.resource.id !== undefined && e.resource.id !== e.id) throw bodyIdMismatch(e.resource.id, e.id)

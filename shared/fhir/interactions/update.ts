@@ -1,14 +1,14 @@
 // update: PUT /{type}/{id}, also create with a client-assigned id; conditional update PUT /{type}?query.
 // https://hl7.org/fhir/R4/http.html#update  https://hl7.org/fhir/R4/http.html#cond-update
 import { AppError, invalid } from '../../errors'
-import { assertClientId, isValidId } from '../ids'
+import { assertClientId, isClientAssignable } from '../ids'
 import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { bodyIdMismatch, invalidIfMatch, missingBodyId, versionConflict } from '../resource-errors'
-import { assertMatchesOwnUrl, resolveConditional, singleMatch } from '../search/conditional'
+import { assertMatchesOwnUrl, type ConditionalMatch, resolveConditional, singleMatch } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import { requireResource } from './create'
-import { applyPlan, nextVersion, parseIfMatch, planResult, storeVersion, type VersionPlan } from './store-version'
+import { applyPlan, nextVersion, parseIfMatch, planResult, type VersionPlan } from './store-version'
 import { tookMs, writeResponse } from './write-response'
 
 /** An update of (type, id) as the plan sees it: the resource already checked against its type. */
@@ -20,16 +20,37 @@ export interface UpdateRequest {
   ifMatch?: number
   /** The server chose the id (a conditional update that matched nothing): not subject to the client-id rules. */
   serverAssignedId?: boolean
+  /** A conditional update that matched nothing, by its match URL: it creates, so its id may not be a live resource. */
+  createsFor?: string
 }
 
 /**
  * The update of `current` (undefined when the id is unused): 409 when If-Match names another version
- * (HAPI-0989), 400 for an id a client may not assign; then the next version, or no change.
+ * (HAPI-0989) or when a conditional update that matched nothing would overwrite a live resource, 400
+ * for an id a client may not assign; then the next version, or no change.
  */
 export function planUpdate(r: UpdateRequest, current: StoredVersion | undefined, rid: string, now: Date): VersionPlan {
   if (r.ifMatch !== undefined && current?.version !== r.ifMatch) throw versionConflict('update', r.type, r.id, r.ifMatch)
+  if (r.createsFor !== undefined && current && !current.deleted)
+    throw new AppError(
+      'conflict',
+      `Can not create resource with ID[${r.id}] for match URL "${r.createsFor}": a resource with this ID already exists and does not match the URL`,
+    )
   if (!current && !r.serverAssignedId) assertClientId(r.type, r.id)
   return nextVersion(r.type, r.id, r.resource, current, rid, now)
+}
+
+/**
+ * The id a conditional update writes (HAPI 7.0: BaseHapiFhirResourceDao.doUpdate()): the matched
+ * resource's (400 HAPI-2279 when the body names another), else the body's when a client may assign it,
+ * else none, and the server assigns one.
+ */
+export function conditionalUpdateId(match: ConditionalMatch, found: StoredVersion | undefined, resource: any): string | undefined {
+  const bodyId: string | undefined = typeof resource.id === 'string' ? resource.id : undefined
+  if (!found) return bodyId !== undefined && isClientAssignable(bodyId) ? bodyId : undefined
+  if (bodyId !== undefined && bodyId !== found.id)
+    throw invalid(`HAPI-2279: Failed to UPDATE resource with match URL "${match.url.text}" because the matching resource does not match the provided ID`)
+  return found.id
 }
 
 export async function update(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
@@ -69,7 +90,6 @@ export async function conditionalUpdate(req: FhirRequest, ctx: Pick<FhirContext,
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })
   const ifMatch = requireIfMatch(req)
-  const bodyId: string | undefined = typeof resource.id === 'string' ? resource.id : undefined
   // Allocated before the transaction (see create.ts); unused when a resource matches.
   const [rid] = await ctx.repo.ids.allocate(1)
 
@@ -77,25 +97,13 @@ export async function conditionalUpdate(req: FhirRequest, ctx: Pick<FhirContext,
     ctx.repo.transaction(async (w) => {
       const match = await resolveConditional(w, ctx, type, req.query)
       const target = await singleMatch(w, ctx, 'UPDATE', match)
-      if (target) {
-        if (bodyId !== undefined && bodyId !== target.id)
-          throw invalid(`HAPI-2279: Failed to UPDATE resource with match URL "${match.url.text}" because the matching resource does not match the provided ID`)
-        const current = (await w.lock([{ type, id: target.id }])).get(`${type}/${target.id}`)
-        const plan = planUpdate({ type, id: target.id, resource, ifMatch }, current, rid, new Date())
-        await applyPlan(w, plan)
-        return { result: planResult(plan), matched: true, url: match.url.text }
-      }
-      const id = bodyId !== undefined && isClientAssignable(bodyId) ? bodyId : rid
+      const id = conditionalUpdateId(match, target, resource) ?? rid
       const current = id === rid ? undefined : (await w.lock([{ type, id }])).get(`${type}/${id}`)
-      // The id names a live resource that does not match the URL: creating it would overwrite that one.
-      if (current && !current.deleted)
-        throw new AppError(
-          'conflict',
-          `Can not create resource with ID[${id}] for match URL "${match.url.text}": a resource with this ID already exists and does not match the URL`,
-        )
-      const result = await storeVersion(w, type, id, resource, current, rid)
-      await assertMatchesOwnUrl(w, ctx, match, id)
-      return { result, matched: false, url: match.url.text }
+      const r: UpdateRequest = target ? { type, id, resource, ifMatch } : { type, id, resource, createsFor: match.url.text, serverAssignedId: id === rid }
+      const plan = planUpdate(r, current, rid, new Date())
+      await applyPlan(w, plan)
+      if (!target) await assertMatchesOwnUrl(w, ctx, match, id)
+      return { result: planResult(plan), matched: target !== undefined, url: match.url.text }
     }),
   )
   const { stored, changed } = result
@@ -117,11 +125,6 @@ export function requireIfMatch(req: FhirRequest): number | undefined {
   const expected = parseIfMatch(req.headers.ifMatch)
   if (Number.isNaN(expected)) throw invalidIfMatch(req.headers.ifMatch as string)
   return expected
-}
-
-/** A body id the server takes as the new resource's id: valid, and not purely numeric (HAPI's ALPHANUMERIC strategy). */
-function isClientAssignable(id: string): boolean {
-  return isValidId(id) && !/^[0-9]+$/.test(id)
 }
 
 /** Two concurrent creates of one client id: the loser's insert hits the unique key; it retries as an update. */
