@@ -7,11 +7,13 @@ import type { OperationDef } from './types'
 
 export async function validateOperation(req: FhirRequest, type: string, id?: string): Promise<FhirResponse> {
   const body = req.body as any
-  if (!body || typeof body !== 'object')
-    throw new AppError('invalid', 'HAPI-0447: No resource supplied for $validate operation (resource is required unless mode is "delete")')
   // Either the resource itself, or a Parameters with a `resource` parameter.
-  const resource = body.resourceType === 'Parameters' && type !== 'Parameters' ? body.parameter?.find((p: any) => p.name === 'resource')?.resource : body
-  if (!resource) throw new AppError('invalid', 'HAPI-0447: No resource supplied for $validate operation (resource is required unless mode is "delete")')
+  const resource =
+    body && typeof body === 'object' && body.resourceType === 'Parameters' && type !== 'Parameters'
+      ? body.parameter?.find((p: any) => p.name === 'resource')?.resource
+      : body
+  if (!resource || typeof resource !== 'object')
+    throw new AppError('invalid', 'HAPI-0447: No resource supplied for $validate operation (resource is required unless mode is "delete")')
   const issues = validateResource(resource, { expectedType: type })
   if (id !== undefined && resource.id !== undefined && resource.id !== id)
     issues.push({
