@@ -7,14 +7,13 @@
 import type { TxSql } from '../db/client'
 import { AppError } from '../errors'
 import { parseFhirJsonBody } from '../fhir/format/json'
-import { isValidId } from '../fhir/ids'
-import { newVersion } from '../fhir/interactions/store-version'
+import { assertValidId } from '../fhir/ids'
+import { nextVersion } from '../fhir/interactions/store-version'
 import { retryOnCreateRace } from '../fhir/interactions/update'
 import { errorOutcome, toAppError } from '../fhir/outcome'
 import type { Repo } from '../fhir/repo/repo'
 import type { NewVersion } from '../fhir/repo/types'
-import { isSubsetted, sameContent } from '../fhir/resource-meta'
-import { parseFhirJson } from '../fhir/format/json'
+import { assertNotSubsetted } from '../fhir/resource-meta'
 import { assertValid } from '../fhir/validate/validate'
 import type { NdjsonLine } from './ndjson-lines'
 
@@ -36,8 +35,8 @@ export function readImportLine(l: NdjsonLine): ImportLine {
     const resource = parseFhirJsonBody(l.text)
     assertValid(resource, typeof resource?.resourceType === 'string' ? { expectedType: resource.resourceType } : undefined)
     if (typeof resource.id !== 'string') throw new AppError('invalid', 'The resource has no id: a bulk import updates each resource by its id')
-    if (!isValidId(resource.id)) throw new AppError('invalid', `HAPI-0521: Can not process entity with ID[${resource.id}], this is not a valid FHIR ID`)
-    if (isSubsetted(resource)) throw new AppError('invalid', 'HAPI-0556: Unable to store a resource which has the SUBSETTED tag')
+    assertValidId(resource.id)
+    assertNotSubsetted(resource)
     return { line: l.number, resource, key: `${resource.resourceType}/${resource.id}` }
   } catch (err) {
     return { line: l.number, outcome: lineOutcome(l.number, err) }
@@ -73,44 +72,28 @@ export async function writeImportBatch(
         const counts: BatchCounts = { created: 0, updated: 0, unchanged: 0 }
         const versions: NewVersion[] = []
         const supersedes = new Set<string>()
-        const fresh: { item: (typeof items)[number]; index: number }[] = []
         const now = new Date()
         let numeric = -1n
         for (const item of items) {
           const r = item.resource
           const cur = current.get(item.key)
-          if (!cur) {
-            fresh.push({ item, index: versions.length })
-            versions.push(undefined as unknown as NewVersion) // its rid comes below, with the others'
-            if (NUMERIC.test(r.id) && BigInt(r.id) > numeric) numeric = BigInt(r.id)
-            continue
-          }
-          const live = cur.deleted ? undefined : parseFhirJson(cur.content as string)
-          const v = newVersion(cur.rid, r.resourceType, r.id, cur.version + 1, r, now, live?.meta)
-          if (live && sameContent(v.resource, live)) {
+          if (!cur && NUMERIC.test(r.id) && BigInt(r.id) > numeric) numeric = BigInt(r.id)
+          // The update an HTTP PUT plans, without its request checks (the line's were made on reading);
+          // a new resource's rid is given by the write.
+          const plan = nextVersion(r.resourceType, r.id, r, cur, '', now)
+          if (plan.outcome === 'unchanged') {
             counts.unchanged++
             continue
           }
-          if (live) counts.updated++
-          else counts.created++
-          versions.push(v)
-          supersedes.add(cur.rid)
-        }
-        if (fresh.length > 0) {
-          const rids = await repo.ids.allocate(fresh.length, w.tx)
-          fresh.forEach(({ item, index }, k) => {
-            versions[index] = newVersion(rids[k], item.resource.resourceType, item.resource.id, 1, item.resource, now)
-          })
-          counts.created += fresh.length
+          counts[plan.outcome]++
+          versions.push(plan.version)
+          if (plan.replaces) supersedes.add(plan.version.rid)
         }
         if (numeric >= 0n) {
           await w.tx`select setval('resource_rid_seq', greatest(last_value, ${numeric.toString()}::bigint)) from resource_rid_seq`
           repo.ids.skipPast(numeric)
         }
-        await w.write(
-          versions.filter((v) => v !== undefined),
-          supersedes,
-        )
+        await w.write(versions, supersedes)
         await after(w.tx, counts)
         return counts
       },

@@ -14,9 +14,14 @@ export function isClientAssignable(id: string): boolean {
   return isValidId(id) && !NUMERIC.test(id)
 }
 
+/** 400 HAPI-0521 for an id that is not a FHIR id. */
+export function assertValidId(id: string): void {
+  if (!isValidId(id)) throw invalid(`HAPI-0521: Can not process entity with ID[${id}], this is not a valid FHIR ID`)
+}
+
 /** Client-assigned ids (update as create) must be valid and, as HAPI's ALPHANUMERIC strategy, not purely numeric. */
 export function assertClientId(type: string, id: string): void {
-  if (!isValidId(id)) throw invalid(`HAPI-0521: Can not process entity with ID[${id}], this is not a valid FHIR ID`)
+  assertValidId(id)
   if (NUMERIC.test(id))
     throw invalid(
       `HAPI-0960: Can not create resource with ID[${id}], no resource with this ID exists and clients may only assign IDs which contain at least one non-numeric character`,

@@ -21,6 +21,11 @@ export function isSubsetted(resource: any): boolean {
   return !!resource?.meta?.tag?.some((t: Coding) => t.system === SUBSETTED.system && t.code === SUBSETTED.code)
 }
 
+/** 400 HAPI-0556: a subset (_summary, _elements) is never stored. */
+export function assertNotSubsetted(resource: any): void {
+  if (isSubsetted(resource)) throw invalid('HAPI-0556: Unable to store a resource which has the SUBSETTED tag', `${resource.resourceType}.meta.tag`)
+}
+
 export function addSubsettedTag(resource: any): any {
   const meta = { ...(resource.meta ?? {}) }
   meta.tag = [...(meta.tag ?? []).filter((t: Coding) => t.code !== SUBSETTED.code), SUBSETTED]
@@ -32,7 +37,7 @@ export function addSubsettedTag(resource: any): any {
  * `previousMeta` is the meta of the version it replaces, whose tags and security labels are kept.
  */
 export function withServerMeta(resource: any, id: string, version: number, lastUpdated: Date, previousMeta?: any): any {
-  if (isSubsetted(resource)) throw invalid('HAPI-0556: Unable to store a resource which has the SUBSETTED tag', `${resource.resourceType}.meta.tag`)
+  assertNotSubsetted(resource)
   const { resourceType, id: _ignored, meta: clientMeta, ...rest } = resource
   const meta: any = { ...(clientMeta ?? {}) }
   meta.versionId = String(version)
