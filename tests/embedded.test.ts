@@ -89,7 +89,8 @@ async function getJson(path: string): Promise<any> {
 }
 
 beforeAll(async () => {
-  dataDir = join(mkdtempSync(join(tmpdir(), 'fhir-embedded-')), 'pglite')
+  // As on a fresh clone: neither the data directory nor its parent exists yet (the key file goes beside it).
+  dataDir = join(mkdtempSync(join(tmpdir(), 'fhir-embedded-')), '.data', 'pglite')
   server = await start()
   console.log(`  embedded first start (fresh DATA_DIR) to first answered request: ${server.startMs} ms`)
 }, 40_000)

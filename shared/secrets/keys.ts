@@ -4,8 +4,8 @@
 // (TOKEN_ENCRYPTION_RETIRED_KEYS, and the embedded key file once TOKEN_ENCRYPTION_KEY replaces it) still
 // open what they sealed until `bun run secrets rotate` has re-encrypted it.
 import { createHash, randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { type Config, ConfigError } from '../config'
 import { log } from '../log'
 
@@ -64,6 +64,8 @@ export function loadKeys(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'token
 
 function embeddedKey(file: string): Buffer {
   if (!existsSync(file)) {
+    // A fresh clone has no `.data` yet: the key file is written before the database creates its folder.
+    mkdirSync(dirname(file), { recursive: true })
     try {
       // `wx`: two processes starting at once never overwrite each other's key.
       writeFileSync(file, `${newKeyText()}\n`, { mode: 0o600, flag: 'wx' })
