@@ -67,11 +67,15 @@ function dateRange(v: string): [number, number] {
   return [lo, lo + width - 1]
 }
 
-/** FHIR's prefix semantics on ranges: https://hl7.org/fhir/R4/search.html#prefix */
+/**
+ * FHIR's prefix semantics on ranges: https://hl7.org/fhir/R4/search.html#prefix. A search value without
+ * a time compares with the calendar date as written in the resource, its zone not considered (R4, HAPI).
+ */
 export function dateMatches(value: string, param: string): boolean {
   const prefix = /^[a-z]{2}/.test(param) ? param.slice(0, 2) : 'eq'
-  const [plo, phi] = dateRange(prefix === param.slice(0, 2) ? param.slice(2) : param)
-  const [lo, hi] = dateRange(value)
+  const searched = prefix === param.slice(0, 2) ? param.slice(2) : param
+  const [plo, phi] = dateRange(searched)
+  const [lo, hi] = dateRange(searched.length <= 10 ? value.slice(0, 10) : value)
   const eq = plo <= lo && hi <= phi
   switch (prefix) {
     case 'eq':

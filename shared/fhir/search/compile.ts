@@ -11,6 +11,7 @@ import { handlerFor } from './handlers'
 import type { Fragment, PredicateContext } from './param-handler'
 import type { Criterion } from './query'
 import { unescape } from './escape'
+import { datePredicate } from './params/date'
 import { patientTargetOf } from './params/reference'
 import { type SearchParamDef, type SearchParamType, storedCodes } from './registry'
 
@@ -239,11 +240,10 @@ function paramRows(sql: Sql, def: SearchParamDef, modifier: string | undefined, 
 
 function compileLastUpdated(sql: Sql, modifier: string | undefined, values: string[], r: postgres.Helper<string>): Fragment {
   if (modifier) throw invalid(`Invalid modifier :${modifier} for parameter _lastUpdated`)
-  const h = handlerFor('date')
-  if (!h) throw new AppError('not-allowed', 'Date search is not supported yet')
-  const ors = values.map((v) => sql`(${h.predicate(sql, v, { def: { code: '_lastUpdated' } as SearchParamDef, resType: '', baseUrl: '' })})`)
-  // The date handler's predicate reads i.lo and i.hi: here both are the version's instant.
-  return sql`exists (select 1 from (select ${r}.last_updated as lo, ${r}.last_updated as hi) i where ${join(sql, ors, sql` or `)})`
+  // The version's instant, at any precision (it has no calendar day as written).
+  const at = sql`${r}.last_updated`
+  const ors = values.map((v) => sql`(${datePredicate(sql, unescape(v), '_lastUpdated', { lo: at, hi: at })})`)
+  return sql`(${join(sql, ors, sql` or `)})`
 }
 
 /**

@@ -1,7 +1,7 @@
 // Index rows of whole resources: every parameter of the type evaluated, rows deduplicated, each with its code.
 import { describe, expect, test } from 'bun:test'
 import { type IndexRows, type IndexType, extractIndexes } from './extract'
-import { DATE_MAX } from './params/date'
+import { DATE_MAX, DAY_MAX } from './params/date'
 import { searchParamFor, unionMembers } from './registry'
 
 const BASE = 'https://fhir.example.org/fhir'
@@ -71,7 +71,9 @@ describe('extractIndexes: Patient', () => {
   })
 
   test('birthdate as the day it covers', () => {
-    expect(rowsOf(rows, 'date', 'birthdate')).toEqual([{ lo: '1983-10-09T00:00:00.000Z', hi: '1983-10-09T23:59:59.999Z' }])
+    expect(rowsOf(rows, 'date', 'birthdate')).toEqual([
+      { lo: '1983-10-09T00:00:00.000Z', hi: '1983-10-09T23:59:59.999Z', loDay: '1983-10-09', hiDay: '1983-10-09' },
+    ])
   })
 
   test('gender with the system of its required binding, active as a boolean token', () => {
@@ -134,7 +136,7 @@ describe('extractIndexes: Observation', () => {
   })
 
   test('date from effective[x] as a Period', () => {
-    expect(rowsOf(rows, 'date', 'date')).toEqual([{ lo: '2011-11-21T08:43:05.000Z', hi: '2011-11-21T23:59:59.999Z' }])
+    expect(rowsOf(rows, 'date', 'date')).toEqual([{ lo: '2011-11-21T08:43:05.000Z', hi: '2011-11-21T23:59:59.999Z', loDay: '2011-11-21', hiDay: '2011-11-21' }])
   })
 
   test('subject and patient (resolve() is Patient from the reference), urn:uuid kept as written', () => {
@@ -201,12 +203,14 @@ describe('extractIndexes: Observation', () => {
 describe('extractIndexes: other types', () => {
   test('Encounter period, open-ended', () => {
     const rows = extractIndexes({ resourceType: 'Encounter', status: 'in-progress', class: { code: 'AMB' }, period: { start: '2020-05-01T10:00:00Z' } })
-    expect(rowsOf(rows, 'date', 'date')).toEqual([{ lo: '2020-05-01T10:00:00.000Z', hi: DATE_MAX }])
+    expect(rowsOf(rows, 'date', 'date')).toEqual([{ lo: '2020-05-01T10:00:00.000Z', hi: DATE_MAX, loDay: '2020-05-01', hiDay: DAY_MAX }])
   })
 
   test('Condition onset[x] as dateTime or Period for onset-date; onset-age from Age', () => {
     const dt = extractIndexes({ resourceType: 'Condition', subject: { reference: 'Patient/p1' }, onsetDateTime: '2019-03' })
-    expect(rowsOf(dt, 'date', 'onset-date')).toEqual([{ lo: '2019-03-01T00:00:00.000Z', hi: '2019-03-31T23:59:59.999Z' }])
+    expect(rowsOf(dt, 'date', 'onset-date')).toEqual([
+      { lo: '2019-03-01T00:00:00.000Z', hi: '2019-03-31T23:59:59.999Z', loDay: '2019-03-01', hiDay: '2019-03-31' },
+    ])
     const age = extractIndexes({
       resourceType: 'Condition',
       subject: { reference: 'Patient/p1' },
@@ -225,7 +229,9 @@ describe('extractIndexes: other types', () => {
       authoredOn: '2020-01-15T09:30:00+01:00',
       medicationCodeableConcept: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '834060' }] },
     })
-    expect(rowsOf(rows, 'date', 'authoredon')).toEqual([{ lo: '2020-01-15T08:30:00.000Z', hi: '2020-01-15T08:30:00.999Z' }])
+    expect(rowsOf(rows, 'date', 'authoredon')).toEqual([
+      { lo: '2020-01-15T08:30:00.000Z', hi: '2020-01-15T08:30:00.999Z', loDay: '2020-01-15', hiDay: '2020-01-15' },
+    ])
     expect(rowsOf(rows, 'token', 'code')).toEqual([{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', value: '834060', text: null }])
     expect(rowsOf(rows, 'reference', 'medication')).toEqual([])
     const byRef = extractIndexes({ resourceType: 'MedicationRequest', medicationReference: { reference: 'Medication/m1' } })

@@ -116,9 +116,9 @@ function indexCtes(
       from ${textColumns(tx, r.reference, ['rid', 'resType', 'code', 'targetType', 'targetId', 'version', 'url', 'identifierSystem', 'identifierValue'])}
         as x(rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value))`)
   if (r.date.length > 0)
-    parts.push(tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi)
-      select rid::bigint, res_type, code, lo::timestamptz, hi::timestamptz
-      from ${textColumns(tx, r.date, ['rid', 'resType', 'code', 'lo', 'hi'])} as x(rid, res_type, code, lo, hi))`)
+    parts.push(tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi, lo_day, hi_day)
+      select rid::bigint, res_type, code, lo::timestamptz, hi::timestamptz, lo_day::date, hi_day::date
+      from ${textColumns(tx, r.date, ['rid', 'resType', 'code', 'lo', 'hi', 'loDay', 'hiDay'])} as x(rid, res_type, code, lo, hi, lo_day, hi_day))`)
   if (r.number.length > 0)
     parts.push(tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
       select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric

@@ -43,4 +43,11 @@ describe('date search values', () => {
     for (const bad of ['xx2020', '2020-13', '2020-02-30', 'gt', '20', 'yesterday', '2020-01-01T25:00', "2020'; drop table x"])
       expect(thrown(() => parseDateSearch(bad, 'date')).category).toBe('invalid')
   })
+
+  test('a value without a time names calendar days; one with a time names none', () => {
+    expect(parseDateSearch('2020', 'date').days).toEqual(['2020-01-01', '2020-12-31'])
+    expect(parseDateSearch('lt2020-02', 'date').days).toEqual(['2020-02-01', '2020-02-29'])
+    expect(parseDateSearch('ge2020-03-04', 'date').days).toEqual(['2020-03-04', '2020-03-04'])
+    expect(parseDateSearch('2020-03-04T10:00', 'date').days).toBeUndefined()
+  })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { DATE_MAX, DATE_MIN, dateRange, extract } from './date'
+import { DATE_MAX, DATE_MIN, DAY_MAX, DAY_MIN, dateRange, extract } from './date'
 
 const ctx = { code: 'date' }
 
@@ -41,11 +41,30 @@ describe('date ranges from precision', () => {
         ctx,
       ),
     ).toEqual([
-      { code: 'date', lo: '2020-01-01T00:00:00.000Z', hi: DATE_MAX },
-      { code: 'date', lo: DATE_MIN, hi: '2020-01-31T23:59:59.999Z' },
-      { code: 'date', lo: '2020-03-01T10:00:00.000Z', hi: '2020-03-02T23:59:59.999Z' },
-      { code: 'date', lo: '2019-01-01T00:00:00.000Z', hi: '2019-06-30T23:59:59.999Z' },
-      { code: 'date', lo: '2020-01-01T00:00:00.000Z', hi: '2020-01-01T00:00:00.000Z' },
+      { code: 'date', lo: '2020-01-01T00:00:00.000Z', hi: DATE_MAX, loDay: '2020-01-01', hiDay: DAY_MAX },
+      { code: 'date', lo: DATE_MIN, hi: '2020-01-31T23:59:59.999Z', loDay: DAY_MIN, hiDay: '2020-01-31' },
+      { code: 'date', lo: '2020-03-01T10:00:00.000Z', hi: '2020-03-02T23:59:59.999Z', loDay: '2020-03-01', hiDay: '2020-03-02' },
+      { code: 'date', lo: '2019-01-01T00:00:00.000Z', hi: '2019-06-30T23:59:59.999Z', loDay: '2019-01-01', hiDay: '2019-06-30' },
+      { code: 'date', lo: '2020-01-01T00:00:00.000Z', hi: '2020-01-01T00:00:00.000Z', loDay: '2020-01-01', hiDay: '2020-01-01' },
+    ])
+  })
+
+  test('the calendar days as written, the zone not considered (HAPI ordinal dates)', () => {
+    const rows = extract(
+      [
+        { type: 'dateTime', value: '2012-02-12T00:49:45+01:00' },
+        { type: 'dateTime', value: '2012-03-01T23:30:00-05:00' },
+        { type: 'date', value: '2012-02' },
+        { type: 'Timing', value: { event: ['2012-05-02T01:00:00+02:00', '2012-05-01T23:30:00Z'] } },
+      ],
+      ctx,
+    )
+    expect(rows.map((r) => [r.lo, r.loDay, r.hiDay])).toEqual([
+      ['2012-02-11T23:49:45.000Z', '2012-02-12', '2012-02-12'],
+      ['2012-03-02T04:30:00.000Z', '2012-03-01', '2012-03-01'],
+      ['2012-02-01T00:00:00.000Z', '2012-02-01', '2012-02-29'],
+      // the earliest instant (23:00Z on the 1st) was written as the 2nd; the days span both as written
+      ['2012-05-01T23:00:00.000Z', '2012-05-01', '2012-05-02'],
     ])
   })
 })

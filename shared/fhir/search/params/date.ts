@@ -1,6 +1,10 @@
 // Date parameters. Write side: each date, dateTime, instant, Period or Timing becomes the range of
-// instants it covers, from its precision (`2020` is the whole year); dates without a zone are UTC.
-// Read side: the search value's range against the row's, by prefix. https://hl7.org/fhir/R4/search.html#date
+// instants it covers, from its precision (`2020` is the whole year; dates without a zone are UTC), and
+// the range of calendar days it covers as written (`2012-02-12T00:49:45+01:00` is the 12th, whatever
+// day it is in UTC). Read side: the search value's range against the row's, by prefix: a search value
+// of day, month or year precision against the calendar days, as R4 says ("time zones should not be
+// considered") and HAPI does (its ordinal dates); one with a time against the instants.
+// https://hl7.org/fhir/R4/search.html#date
 import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { unescape } from '../escape'
@@ -14,11 +18,19 @@ export interface DateRow {
   lo: string
   /** Last instant covered (inclusive, to the millisecond). */
   hi: string
+  /** First calendar day covered as written in the resource (YYYY-MM-DD), its zone not considered. */
+  loDay: string
+  /** Last calendar day covered as written (inclusive). */
+  hiDay: string
 }
 
 /** Sentinels for the open ends of a Period. */
 export const DATE_MIN = '0001-01-01T00:00:00.000Z'
 export const DATE_MAX = '9999-12-31T23:59:59.999Z'
+export const DAY_MIN = '0001-01-01'
+export const DAY_MAX = '9999-12-31'
+
+type Span = Omit<DateRow, 'code'>
 
 // https://hl7.org/fhir/R4/datatypes.html#dateTime (instant is the same with seconds and zone required)
 const DATE_TIME = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?)?)?$/
@@ -53,12 +65,23 @@ export function dateRange(text: string): [string, string] | undefined {
   return [iso(lo), iso(lo + width - 1)]
 }
 
+/**
+ * The instants and the calendar days a date, dateTime or instant covers: a value with a time covers
+ * the day written before its `T`; a day, month or year covers its days (the same in UTC).
+ */
+function span(text: string): Span | undefined {
+  const r = dateRange(text)
+  if (!r) return undefined
+  const days = text.length > 10 ? [text.slice(0, 10), text.slice(0, 10)] : [r[0].slice(0, 10), r[1].slice(0, 10)]
+  return { lo: r[0], hi: r[1], loDay: days[0], hiDay: days[1] }
+}
+
 export function extract(values: TypedValue[], ctx: ExtractContext): DateRow[] {
   const out: DateRow[] = []
-  const push = (r: [string, string] | undefined) => r && out.push({ code: ctx.code, lo: r[0], hi: r[1] })
+  const push = (r: Span | undefined) => r && out.push({ code: ctx.code, ...r })
   for (const { type, value } of values) {
     if (typeof value === 'string') {
-      if (type === 'date' || type === 'dateTime' || type === 'instant') push(dateRange(value))
+      if (type === 'date' || type === 'dateTime' || type === 'instant') push(span(value))
     } else if (value && typeof value === 'object') {
       if (type === 'Period') push(periodRange(value))
       else if (type === 'Timing') push(timingRange(value))
@@ -68,26 +91,31 @@ export function extract(values: TypedValue[], ctx: ExtractContext): DateRow[] {
 }
 
 // A Period with one end open covers up to the sentinel on that side. https://hl7.org/fhir/R4/datatypes.html#Period
-function periodRange(p: any): [string, string] | undefined {
-  const start = typeof p.start === 'string' ? dateRange(p.start) : undefined
-  const end = typeof p.end === 'string' ? dateRange(p.end) : undefined
+function periodRange(p: any): Span | undefined {
+  const start = typeof p.start === 'string' ? span(p.start) : undefined
+  const end = typeof p.end === 'string' ? span(p.end) : undefined
   if (!start && !end) return undefined
-  return [start?.[0] ?? DATE_MIN, end?.[1] ?? DATE_MAX]
+  return { lo: start?.lo ?? DATE_MIN, hi: end?.hi ?? DATE_MAX, loDay: start?.loDay ?? DAY_MIN, hiDay: end?.hiDay ?? DAY_MAX }
 }
 
-// Timing: from its earliest to its latest event, widened by repeat.boundsPeriod.
+// Timing: from its earliest to its latest event, widened by repeat.boundsPeriod (instants and days
+// each on their own: the earliest instant need not be on the earliest day as written).
 // https://hl7.org/fhir/R4/datatypes.html#Timing
-function timingRange(t: any): [string, string] | undefined {
-  let lo: string | undefined
-  let hi: string | undefined
-  const widen = (r: [string, string] | undefined) => {
+function timingRange(t: any): Span | undefined {
+  let out: Span | undefined
+  const widen = (r: Span | undefined) => {
     if (!r) return
-    if (lo === undefined || r[0] < lo) lo = r[0]
-    if (hi === undefined || r[1] > hi) hi = r[1]
+    if (!out) out = { ...r }
+    else {
+      if (r.lo < out.lo) out.lo = r.lo
+      if (r.hi > out.hi) out.hi = r.hi
+      if (r.loDay < out.loDay) out.loDay = r.loDay
+      if (r.hiDay > out.hiDay) out.hiDay = r.hiDay
+    }
   }
-  for (const e of t.event ?? []) if (typeof e === 'string') widen(dateRange(e))
+  for (const e of t.event ?? []) if (typeof e === 'string') widen(span(e))
   if (t.repeat?.boundsPeriod) widen(periodRange(t.repeat.boundsPeriod))
-  return lo !== undefined && hi !== undefined ? [lo, hi] : undefined
+  return out
 }
 
 function zoneMinutes(zone: string | undefined): number {
@@ -128,6 +156,8 @@ export interface DateSearch {
   /** First and last instant of the value's precision range (inclusive, to the millisecond). */
   lo: string
   hi: string
+  /** First and last calendar day (inclusive) when the value has no time: day, month or year precision. */
+  days?: [string, string]
 }
 
 export function parseDateSearch(raw: string, code: string): DateSearch {
@@ -137,7 +167,8 @@ export function parseDateSearch(raw: string, code: string): DateSearch {
   if (bad) throw invalid(`Invalid date/time prefix "${bad}" in value "${raw}" for parameter ${code}`)
   const range = dateRange(rest)
   if (!range) throw invalid(`Invalid date/time format: "${rest}" for parameter ${code}`)
-  return { prefix, lo: range[0], hi: range[1] }
+  const days: [string, string] | undefined = rest.length <= 10 ? [range[0].slice(0, 10), range[1].slice(0, 10)] : undefined
+  return { prefix, lo: range[0], hi: range[1], days }
 }
 
 /**
@@ -163,16 +194,32 @@ function boundText(t: number): string {
   return t < FIRST ? '-infinity' : t > LAST ? 'infinity' : new Date(Math.round(t)).toISOString()
 }
 
-/** A date search value as a predicate on a target range of timestamptz (idx_date, composite, _lastUpdated). */
-export function datePredicate(sql: Sql, raw: string, code: string, target: TargetRange): Fragment {
+// The most a dateTime's zone moves its instant from its calendar day as written: zones run from -12:00 to +14:00.
+const ZONE_SLACK_MS = 14 * 3_600_000
+
+/**
+ * A date search value as a predicate on a target range of timestamptz (idx_date, composite,
+ * _lastUpdated). With `days` (the target's calendar days as written), a value of day, month or year
+ * precision compares with those days; the instants then only narrow the rows to read (an index range
+ * on idx_date_lookup): the same relation on the search range widened or narrowed by the largest zone
+ * offset, which every row meeting the day relation meets.
+ */
+export function datePredicate(sql: Sql, raw: string, code: string, target: TargetRange, days?: TargetRange): Fragment {
   const s = parseDateSearch(raw, code)
   const [lo, hi] = dateSearchBounds(s)
-  return rangePredicate(sql, s.prefix, { lo: sql`${lo}::timestamptz`, hi: sql`${hi}::timestamptz`, hiInclusive: false }, target)
+  if (!days || !s.days || s.prefix === 'ap')
+    return rangePredicate(sql, s.prefix, { lo: sql`${lo}::timestamptz`, hi: sql`${hi}::timestamptz`, hiInclusive: false }, target)
+  const exact = rangePredicate(sql, s.prefix, { lo: sql`${s.days[0]}::date`, hi: sql`${s.days[1]}::date`, hiInclusive: true }, days)
+  // eq, ge, le (and ap) hold on more rows as the search range grows; the others as it shrinks.
+  const slack = s.prefix === 'eq' || s.prefix === 'ge' || s.prefix === 'le' ? ZONE_SLACK_MS : -ZONE_SLACK_MS
+  const near = [boundText(Date.parse(s.lo) - slack), boundText(Date.parse(s.hi) + 1 + slack)]
+  const hint = rangePredicate(sql, s.prefix, { lo: sql`${near[0]}::timestamptz`, hi: sql`${near[1]}::timestamptz`, hiInclusive: false }, target)
+  return sql`${exact} and ${hint}`
 }
 
 export const dateHandler: ParamHandler = {
   table: 'idx_date',
   modifiers: new Set(),
-  predicate: (sql, raw, ctx) => datePredicate(sql, unescape(raw), ctx.def.code, { lo: sql`i.lo`, hi: sql`i.hi` }),
+  predicate: (sql, raw, ctx) => datePredicate(sql, unescape(raw), ctx.def.code, { lo: sql`i.lo`, hi: sql`i.hi` }, { lo: sql`i.lo_day`, hi: sql`i.hi_day` }),
   sortValue: (sql, desc) => (desc ? sql`max(i.hi)` : sql`min(i.lo)`),
 }

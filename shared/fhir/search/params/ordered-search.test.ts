@@ -163,9 +163,11 @@ describe('date: Patient.birthdate (date precisions)', () => {
 describe('date: Observation.date (dateTime with zone, Period, open Period)', () => {
   const o = (q: string) => ids('Observation', `code=http://loinc.org|x&${q}`)
 
-  test('a zoned dateTime is compared in UTC', async () => {
-    expect(await o('date=2020-03-05')).toEqual(['o1'])
-    expect(await o('date=2020-03-04')).toEqual([])
+  test('a zoned dateTime: its day as written at day precision (the zone not considered), its instant with a time', async () => {
+    // 2020-03-04T23:30:00-05:00 is the 5th in UTC: R4 and HAPI compare the calendar date as written
+    expect(await o('date=2020-03-04')).toEqual(['o1'])
+    expect(await o('date=2020-03-05')).toEqual([])
+    expect(await o('date=eb2020-03-05')).toEqual(['o1'])
     expect(await o('date=2020-03-04T23:30:00-05:00')).toEqual(['o1'])
     // `+01:00` not percent-encoded: the query string turns it into a space
     expect(await ids('Observation', 'code=x&date=2020-03-05T05:30:00+01:00')).toEqual(['o1'])
@@ -179,11 +181,14 @@ describe('date: Observation.date (dateTime with zone, Period, open Period)', () 
     expect(await o('date=gt2020-03-31')).toEqual(['o3'])
     expect(await o('date=lt2020-03-02')).toEqual(['o2'])
     expect(await o('date=ge2020-03-06')).toEqual(['o2', 'o3'])
-    expect(await o('date=le2020-03-04')).toEqual(['o2'])
-    expect(await o('date=sa2020-03-04')).toEqual(['o1', 'o3'])
+    expect(await o('date=le2020-03-04')).toEqual(['o1', 'o2'])
+    expect(await o('date=le2020-03-03')).toEqual(['o2'])
+    expect(await o('date=sa2020-03-04')).toEqual(['o3'])
+    expect(await o('date=sa2020-03-03')).toEqual(['o1', 'o3'])
     expect(await o('date=eb2020-03-11')).toEqual(['o1', 'o2'])
-    expect(await o('date=ge2020-03-05&date=lt2020-03-05T06:00Z')).toEqual(['o1', 'o2'])
-    expect(await o('date=2020-03-05,gt2021')).toEqual(['o1', 'o3'])
+    expect(await o('date=ge2020-03-04&date=lt2020-03-05T06:00Z')).toEqual(['o1', 'o2'])
+    expect(await o('date=ge2020-03-05&date=lt2020-03-05T06:00Z')).toEqual(['o2'])
+    expect(await o('date=2020-03-04,gt2021')).toEqual(['o1', 'o3'])
   })
 
   test('ap: within 10% of the gap to now', async () => {
