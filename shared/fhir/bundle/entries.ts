@@ -47,14 +47,16 @@ export function readBundle(body: unknown, maxEntries: number): { type: 'transact
 function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntry {
   const where = `Bundle.entry[${index}]`
   const method = e?.request?.method
+  // HAPI (BaseTransactionProcessor): a missing or unknown verb is HAPI-0529, a missing URL HAPI-0545, a
+  // URL that does not start with a resource type HAPI-2006.
   if (typeof method !== 'string' || !METHODS.has(method))
     throw invalid(
-      `HAPI-0527: Transaction bundle entry has missing or invalid HTTP Verb specified in ${where}.request.method. Found value: "${method ?? ''}"`,
+      `HAPI-0529: Transaction bundle entry has missing or invalid HTTP Verb specified in ${where}.request.method. Found value: "${method ?? ''}"`,
       `${where}.request.method`,
     )
   const url = e.request.url
   if (typeof url !== 'string' || url === '')
-    throw invalid(`HAPI-0529: Unable to perform ${method}, no URL provided in ${where}.request.url`, `${where}.request.url`)
+    throw invalid(`HAPI-0545: Unable to perform ${method}, no URL provided in ${where}.request.url`, `${where}.request.url`)
   const entry: BundleEntry = { index, method: method as EntryMethod, url }
   if (typeof e.fullUrl === 'string' && e.fullUrl !== '') {
     if (seenFullUrls.has(e.fullUrl)) throw invalid(`HAPI-0534: Transaction bundle contains multiple resources with ID: ${e.fullUrl}`, `${where}.fullUrl`)
@@ -74,7 +76,7 @@ function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntr
       entry.query = query
       return entry // a system-level read (metadata, _history, search) is served by the router
     }
-    throw invalid(`HAPI-0529: Unable to perform ${method}, URL provided is invalid: ${url} (${where}.request.url)`, `${where}.request.url`)
+    throw invalid(`HAPI-2006: Unable to perform ${method}, URL provided is invalid: ${url} (${where}.request.url)`, `${where}.request.url`)
   }
   entry.type = parts[0]
   if (parts.length > 1) entry.id = parts[1]
@@ -85,7 +87,7 @@ function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntr
       throw invalid(`HAPI-0531: ${where}: resource type ${entry.resource.resourceType} does not match request.url ${url}`, `${where}.resource`)
   }
   if ((method === 'PUT' || method === 'DELETE' || method === 'PATCH') && entry.id === undefined && !entry.query)
-    throw invalid(`HAPI-0529: Unable to perform ${method}, URL provided is invalid: ${url} (${where}.request.url)`, `${where}.request.url`)
+    throw invalid(`HAPI-2006: Unable to perform ${method}, URL provided is invalid: ${url} (${where}.request.url)`, `${where}.request.url`)
   return entry
 }
 

@@ -8,7 +8,7 @@ import { parseIfMatch, type WritePlan } from '../interactions/store-version'
 import { planUpdate } from '../interactions/update'
 import type { NewVersion, StoredVersion } from '../repo/types'
 import type { Planned } from './identities'
-import { type EntryResult, inEntrySync, writeResult } from './results'
+import { type EntryResult, entryEtag, inEntrySync, writeResult } from './results'
 
 export interface EntryVersions {
   /** Every version to write, one per resource (a resource written twice keeps its last version). */
@@ -71,7 +71,7 @@ function answer(p: Planned, plan: WritePlan, preferRepresentation: boolean): Ent
     case 'unchanged':
       return writeResult('200 OK', plan.current, preferRepresentation, p.action === 'patch' ? 'SUCCESSFUL_PATCH_NO_CHANGE' : 'SUCCESSFUL_UPDATE_NO_CHANGE')
     case 'deleted':
-      return { status: '204 No Content', etag: `W/"${plan.version.version}"` }
+      return { status: '204 No Content', etag: entryEtag(plan.version.version) }
     default:
       return { status: '204 No Content' }
   }

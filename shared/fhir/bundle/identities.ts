@@ -8,7 +8,7 @@ import type { StoredVersion } from '../repo/types'
 import type { FoundReference } from '../references'
 import { conditionalUpdateId } from '../interactions/update'
 import { bodyIdMismatch } from '../resource-errors'
-import { type ConditionalMatch, type MatchBase, noMatch, resolveConditional, singleMatch } from '../search/conditional'
+import { type ConditionalMatch, type MatchBase, noMatch, parseMatchUrl, resolveConditional, singleMatch } from '../search/conditional'
 import type { BundleEntry } from './entries'
 import { inEntry } from './results'
 
@@ -25,7 +25,8 @@ export interface Planned {
   existing?: StoredVersion
   /** A duplicate conditional create of this bundle: it answers as the entry it repeats. */
   aliasOf?: Planned
-  /** The conditional create's match, checked against the created resource after the write. */
+  /** The match of a conditional create, or of a conditional update, that creates: checked against the
+   *  created resource after the write, and against the Bundle's other writes (HAPI-0542). */
   match?: ConditionalMatch
   /** The id was assigned by the server (not subject to the client-id rules). */
   serverId?: boolean
@@ -53,14 +54,15 @@ export async function resolveIdentities(
   allocate: (n: number) => Promise<string[]>,
 ): Promise<Identities> {
   const placeholders = new Map<string, string>()
-  const conditionalCreates = new Map<string, Planned>() // normalised ifNoneExist -> first entry
+  const seen: Seen = { placeholders, conditionalCreates: new Map(), deleted: new Set() }
   const plans: Planned[] = []
   const needRids: Planned[] = []
   for (const e of writes) {
-    const p = await inEntry(e, () => identify(w, base, e, placeholders, conditionalCreates))
+    const p = await inEntry(e, () => identify(w, base, e, seen))
     plans.push(p)
-    if ((p.action === 'create' || p.action === 'update') && p.id === '') needRids.push(p)
-    if (p.action === 'create' && p.match) conditionalCreates.set(p.match.url.normalised, p)
+    if ((p.action === 'create' || p.action === 'update') && p.id === '' && !p.aliasOf) needRids.push(p)
+    if (p.action === 'create' && p.match) seen.conditionalCreates.set(p.match.url.normalised, p)
+    if (p.action === 'delete') seen.deleted.add(`${p.type}/${p.id}`)
   }
   const rids = needRids.length <= allocated.length ? allocated : [...allocated, ...(await allocate(needRids.length - allocated.length))]
   needRids.forEach((p, i) => {
@@ -77,13 +79,18 @@ export async function resolveIdentities(
   return { plans, placeholders }
 }
 
-async function identify(
-  w: WriteTx,
-  base: MatchBase,
-  e: BundleEntry,
-  placeholders: Map<string, string>,
-  conditionalCreates: Map<string, Planned>,
-): Promise<Planned> {
+/** What the entries identified so far (earlier in HAPI's order) tell the next one. */
+interface Seen {
+  /** fullUrl -> Type/id. */
+  placeholders: Map<string, string>
+  /** Normalised match URL of a conditional create -> its first entry (HAPI's resolved match URLs). */
+  conditionalCreates: Map<string, Planned>
+  /** Type/id of every resource a DELETE entry deletes (HAPI: TransactionDetails.getDeletedResourceIds). */
+  deleted: Set<string>
+}
+
+async function identify(w: WriteTx, base: MatchBase, e: BundleEntry, seen: Seen): Promise<Planned> {
+  const { placeholders, conditionalCreates } = seen
   const type = e.type as string
   if (e.method === 'POST') {
     if (!e.ifNoneExist) return { entry: e, action: 'create', type, id: '', resource: e.resource }
@@ -95,7 +102,10 @@ async function identify(
         `HAPI-2008: Unable to process Transaction - Request contains multiple anonymous entries (Bundle.entry.fullUrl not populated) with conditional URL: "${match.url.text}". Does transaction request contain duplicates?`,
       )
     if (dup) return { entry: e, action: 'noop', type, id: dup.id, existing: dup.existing, aliasOf: dup }
-    const existing = await singleMatch(w, base, 'CREATE', match)
+    const found = await singleMatch(w, base, 'CREATE', match)
+    // A match this Bundle deletes (DELETE entries come first) no longer counts: the create creates
+    // (HAPI: BaseHapiFhirResourceDao.doCreateForPostOrPut, getDeletedResourceIds).
+    const existing = found && !seen.deleted.has(`${type}/${found.id}`) ? found : undefined
     if (!existing) return { entry: e, action: 'create', type, id: '', resource: e.resource, match }
     const p: Planned = { entry: e, action: 'noop', type, id: existing.id, existing }
     conditionalCreates.set(match.url.normalised, p)
@@ -103,8 +113,14 @@ async function identify(
     return p
   }
   if (e.id === undefined) {
-    // Conditional PUT / DELETE / PATCH.
-    const match = await resolveConditional(w, base, type, substitute(e.query as string, placeholders))
+    // Conditional PUT / DELETE / PATCH. One whose URL a conditional create of this Bundle resolved (POST
+    // entries come before PUT and PATCH) is about the resource that create makes, as HAPI resolves a
+    // match URL from the transaction's resolved match URLs before searching.
+    const matchUrl = substitute(e.query as string, placeholders)
+    const created = conditionalCreates.get(parseMatchUrl(type, matchUrl).normalised)
+    if (created?.action === 'create' && e.method !== 'DELETE')
+      return { entry: e, action: e.method === 'PUT' ? 'update' : 'patch', type, id: '', resource: e.resource, aliasOf: created }
+    const match = await resolveConditional(w, base, type, matchUrl)
     const found = await singleMatch(w, base, e.method === 'PUT' ? 'UPDATE' : e.method === 'DELETE' ? 'DELETE' : 'PATCH', match)
     if (e.method === 'DELETE') return { entry: e, action: found ? 'delete' : 'noop', type, id: found?.id ?? '' }
     if (e.method === 'PATCH') {
@@ -113,7 +129,8 @@ async function identify(
     }
     const id = conditionalUpdateId(match, found, e.resource) ?? ''
     if (e.fullUrl && id !== '') placeholders.set(e.fullUrl, `${type}/${id}`)
-    return { entry: e, action: 'update', type, id, resource: e.resource, createsFor: found ? undefined : match.url.text }
+    if (found) return { entry: e, action: 'update', type, id, resource: e.resource }
+    return { entry: e, action: 'update', type, id, resource: e.resource, createsFor: match.url.text, match }
   }
   if (e.method === 'PUT') {
     if (e.resource.id !== undefined && e.resource.id !== e.id) throw bodyIdMismatch(e.resource.id, e.id)

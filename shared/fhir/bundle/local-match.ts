@@ -8,17 +8,27 @@ import { unescape, splitEscaped } from '../search/escape'
 import { parseSearch } from '../search/parse'
 import { normalizeString } from '../search/params/string'
 
-export function localMatches(candidates: { id: string; resource: any }[], type: string, query: string): string[] {
+/** A resource the match URL is tried on; its index rows are extracted once, however many URLs are tried. */
+export interface Candidate {
+  id: string
+  resource: any
+  rows?: ReturnType<typeof extractIndexes>
+}
+
+/** `query`: as written in a URL (a `+` is a plus sign, as in match URLs), or already parsed. */
+export function localMatches(candidates: Candidate[], type: string, query: string | URLSearchParams): string[] {
   if (candidates.length === 0) return []
   let q
   try {
-    q = parseSearch([type], new URLSearchParams(query.replaceAll('+', '%2B')), { defaultCount: 2, maxCount: 2 })
+    const params = typeof query === 'string' ? new URLSearchParams(query.replaceAll('+', '%2B')) : query
+    q = parseSearch([type], params, { defaultCount: 2, maxCount: 2 })
   } catch {
     return [] // the database search reports the error
   }
   const out: string[] = []
   for (const c of candidates) {
-    const rows = extractIndexes(c.resource)
+    c.rows ??= extractIndexes(c.resource)
+    const rows = c.rows
     const ok = q.criteria.every((cr) => {
       if (cr.kind !== 'param' || cr.modifier !== undefined) return false
       const code = cr.def.code

@@ -5,7 +5,7 @@ import { toAppError, errorOutcome } from '../outcome'
 import type { FhirContext, FhirMethod, FhirRequest, FhirResponse } from '../request'
 import { route } from '../router'
 import { type BundleEntry, readBundle, VERB_ORDER } from './entries'
-import { type EntryResult, statusText } from './results'
+import { type EntryResult, entryEtag, statusText } from './results'
 import { writeTransaction } from './transaction'
 import { parseFhirJson } from '../format/json'
 
@@ -86,7 +86,7 @@ async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undef
     const res = await route(req, ctx)
     const out: EntryResult = { status: statusText(res.status) }
     if (res.location ?? res.contentLocation) out.location = relative(ctx, (res.location ?? res.contentLocation) as string)
-    if (res.etag) out.etag = res.etag
+    if (res.etag) out.etag = entryEtag(res.etag)
     if (res.lastModified) out.lastModified = res.lastModified.toISOString()
     const resource = res.resource ?? (res.text !== undefined ? parseFhirJson(res.text) : undefined)
     if (resource?.resourceType === 'OperationOutcome' && e.method !== 'GET') out.outcome = resource

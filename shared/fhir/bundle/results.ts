@@ -20,7 +20,7 @@ export function writeResult(status: string, v: StoredVersion, withResource: bool
   const out: EntryResult = {
     status,
     location: `${v.type}/${v.id}/_history/${v.version}`,
-    etag: `W/"${v.version}"`,
+    etag: entryEtag(v.version),
     lastModified: v.lastUpdated.toISOString(),
     outcome: storageOutcome(
       code,
@@ -29,6 +29,14 @@ export function writeResult(status: string, v: StoredVersion, withResource: bool
   }
   if (withResource && v.content) out.resource = parseFhirJson(v.content)
   return out
+}
+
+/**
+ * Bundle.entry.response.etag: the bare version id (`"1"`), not the `W/"1"` of the ETag header (HAPI:
+ * BaseTransactionProcessor sets it from IIdType.getVersionIdPart()). A header ETag given is reduced to it.
+ */
+export function entryEtag(version: number | string): string {
+  return String(version).replace(/^W\/"(.*)"$/, '$1')
 }
 
 /** The error of an entry, its message naming the entry (HAPI: "Transaction bundle entry N ..."). */

@@ -3,8 +3,10 @@
 // (identities.ts, entry-references.ts), each entry is planned by the interactions' own plan functions
 // (entry-versions.ts), then all versions and their index rows go in with multi-row statements. GET
 // entries run after the commit, as HAPI does. https://hl7.org/fhir/R4/http.html#transaction
-import { AppError } from '../../errors'
+import { AppError, invalid } from '../../errors'
+import { assertNoReferrers } from '../interactions/delete'
 import type { WriteTx } from '../repo/repo'
+import type { NewVersion } from '../repo/types'
 import type { FhirContext } from '../request'
 import { assertMatchesOwnUrl, type MatchBase } from '../search/conditional'
 import { assertValid } from '../validate/validate'
@@ -12,7 +14,8 @@ import { type BundleEntry, VERB_ORDER } from './entries'
 import { resolveReferences } from './entry-references'
 import { planVersions } from './entry-versions'
 import { type Planned, resolveIdentities } from './identities'
-import { type EntryResult, entryError, inEntrySync } from './results'
+import { type Candidate, localMatches } from './local-match'
+import { type EntryResult, entryError, inEntry, inEntrySync } from './results'
 
 /**
  * Writes the non-GET entries of a transaction; returns their results by entry index. With a `jobId`, the
@@ -70,20 +73,63 @@ async function run(
     const p = owner ? plans.find((x) => `${x.type}/${x.id}` === owner) : undefined
     throw p ? entryError(p.entry, err) : err
   })
+  await assertNotReferenced(w, ctx, plans, versions)
   await assertCreatesMatchOwnUrls(w, ctx, plans)
+  assertNoDuplicates(plans, versions)
   return results
 }
 
-/** Each conditional create must satisfy its own URL (HAPI-0539 in a transaction, 412). */
+/**
+ * A resource deleted by the Bundle may still be referenced only by resources the Bundle also deletes or
+ * rewrites without the reference: checked after the write, as a DELETE alone is (409 HAPI-0550/0515),
+ * against the index rows as the Bundle left them (HAPI: BaseTransactionProcessor.checkForDeleteConflicts).
+ */
+async function assertNotReferenced(w: WriteTx, base: MatchBase, plans: Planned[], versions: NewVersion[]): Promise<void> {
+  for (const v of versions) {
+    if (!v.deleted) continue
+    const p = plans.find((x) => x.action === 'delete' && x.type === v.type && x.id === v.id) as Planned
+    await inEntry(p.entry, () => assertNoReferrers(w, base, v))
+  }
+}
+
+/**
+ * A resource created through a match URL must satisfy it. HAPI, in a transaction: a conditional create
+ * that does not is 400 HAPI-0929 (FhirResourceDaoR4CreateTest.testConditionalCreateFailsIfMatchUrlDoesntMatch_InTransaction),
+ * a conditional update that creates is 412 HAPI-0539 (FhirSystemDaoR4Test.testConditionalUrlWhichDoesNotMatchResource;
+ * BaseTransactionProcessor.validateAllInsertsMatchTheirConditionalUrls).
+ */
 async function assertCreatesMatchOwnUrls(w: WriteTx, base: MatchBase, plans: Planned[]): Promise<void> {
   for (const p of plans) {
     const match = p.match
-    if (p.action !== 'create' || !match) continue
-    await assertMatchesOwnUrl(w, base, match, p.id).catch(() => {
+    if (!match || !(p.action === 'create' || p.action === 'update')) continue
+    await assertMatchesOwnUrl(w, base, match, p.id).catch((err) => {
+      if (p.action === 'create') throw entryError(p.entry, err)
       throw entryError(
         p.entry,
         new AppError('precondition-failed', `HAPI-0539: Invalid conditional URL "${match.url.text}". The given resource is not matched by this URL.`),
       )
     })
+  }
+}
+
+/**
+ * No match URL that created a resource may match two of the resources the Bundle writes (400 HAPI-0542,
+ * HAPI: BaseTransactionProcessor.validateNoDuplicates), e.g. a conditional create beside a plain create
+ * of the same identifier. Evaluated in memory, as HAPI does; criteria it cannot evaluate are skipped.
+ */
+function assertNoDuplicates(plans: Planned[], versions: NewVersion[]): void {
+  const byType = new Map<string, Candidate[]>()
+  for (const p of plans) {
+    if (!p.match || !(p.action === 'create' || p.createsFor !== undefined)) continue
+    const { url } = p.match
+    let candidates = byType.get(url.type)
+    if (!candidates) {
+      candidates = versions.filter((v) => v.type === url.type && !v.deleted).map((v) => ({ id: v.id, resource: v.resource }))
+      byType.set(url.type, candidates)
+    }
+    if (localMatches(candidates, url.type, url.params).length > 1)
+      throw invalid(
+        `HAPI-0542: Unable to process Transaction - Request would cause multiple resources to match URL: "${url.text}". Does transaction request contain duplicates?`,
+      )
   }
 }

@@ -66,7 +66,7 @@ async function deleteOne(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, r: Delet
     const outcome = storageOutcome('SUCCESSFUL_DELETE_ALREADY_DELETED', `Not deleted, resource ${type}/${id} was already deleted.`)
     return { status: 200, resource: outcome, etag: etagOf(plan.current.version) }
   }
-  await assertNotReferenced(w, ctx, plan.replaces)
+  await assertNoReferrers(w, ctx, plan.replaces)
   await applyPlan(w, plan)
   const outcome = storageOutcome('SUCCESSFUL_DELETE', `Successfully deleted 1 resource(s). ${tookMs(start)}`)
   return { status: 200, resource: outcome, etag: etagOf(plan.version.version), lastModified: plan.version.lastUpdated }
@@ -77,11 +77,11 @@ const MAX_CONFLICTS = 10
 
 /**
  * 409 when a current, non-deleted resource other than the target itself references it (the repository's
- * integrity checker finds them). The message is HAPI's:
+ * integrity checker finds them); a transaction checks its deletions with it after its writes. The message is HAPI's:
  * `HAPI-0550: HAPI-0515: Unable to delete Organization/1 because at least one resource has a reference to
  * this resource. First reference found was resource Patient/2 in path Patient.managingOrganization`.
  */
-async function assertNotReferenced(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, target: StoredVersion): Promise<void> {
+export async function assertNoReferrers(w: WriteTx, ctx: Pick<FhirContext, 'baseUrl'>, target: StoredVersion): Promise<void> {
   const referrers = await w.referrers(target, MAX_CONFLICTS)
   if (referrers.length === 0) return
   const messages = referrers.map((r) => {
