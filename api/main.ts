@@ -1,5 +1,5 @@
 // Composition root of an API node: config -> database -> Redis -> repo -> app -> listen.
-import { ApiKeyVerifier, ensureBootstrapKey } from '../shared/auth/api-keys'
+import { ApiKeyVerifier, ensureBootstrapKey, generateKey } from '../shared/auth/api-keys'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { type Config, publicBaseOf } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
@@ -27,7 +27,9 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   if (redis) await waitReady(redis)
   const sub = rt.redis('subscriber')
   const repo = await createRepo(rt.sql, config, redis && sub ? { pub: redis, sub } : undefined)
-  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey })
+  // The embedded owner's local admin token (in the data directory's lock file, mode 0600): the CLI's way in.
+  const localKey = rt.owner ? generateKey() : undefined
+  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey, localKey })
   const events = rt.redis('subscriber')
   const blobs = rt.blobs()
   if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
@@ -36,8 +38,10 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   const publicBase = () => publicBaseOf(config, port)
   const secret = await loadServerSecret(rt.sql)
   const app = await createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret, cipher: rt.cipher, outbound: rt.outbound, publicBase })
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
+  // Elysia asks Bun for SO_REUSEPORT unless told not to: two nodes would then share a port silently.
+  app.listen({ port: config.port, hostname: config.host, reusePort: false, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   port = app.server?.port ?? config.port
+  if (rt.owner && localKey) rt.owner.publish(port, localKey)
   const fhirBase = `${config.publicBaseUrl ?? `http://localhost:${port}`}/fhir`
   log.info('api listening', { port, fhirBase })
   if (bootstrapKey) {

@@ -2,6 +2,7 @@
 // and Redis. Nothing connects at module load.
 import { type Config, ConfigError, loadConfig } from './config'
 import { createSql, ensureDatabase, type Sql } from './db/client'
+import { type DataDirClaim, DataDirInUse } from './db/data-dir-owner'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded'
 import { migrate } from './db/migrate'
 import { log, setLogLevel } from './log'
@@ -23,6 +24,8 @@ export interface Runtime {
   cipher: SecretCipher
   /** The one outbound HTTP client (net/client.ts). */
   outbound: Outbound
+  /** The claim on the embedded data directory (undefined with DATABASE_URL); the API publishes its port in it. */
+  owner?: DataDirClaim
   close(): Promise<void>
 }
 
@@ -51,7 +54,14 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     await ensureDatabase(config.databaseUrl)
     sql = createSql(config.databaseUrl, { max: config.dbPoolMax, planCacheMode: config.dbPlanCacheMode })
   } else {
-    embedded = await startEmbeddedPostgres(config.dataDir)
+    try {
+      embedded = await startEmbeddedPostgres(config.dataDir)
+    } catch (err) {
+      // A second process on the same folder stops here, before it opens PGlite or binds a port.
+      if (!(err instanceof DataDirInUse)) throw err
+      process.stderr.write(`${err.message}\n`)
+      process.exit(2)
+    }
     sql = createSql(embedded.url, { max: 1 })
     log.info('embedded PostgreSQL (PGlite)', { dataDir: config.dataDir })
   }
@@ -66,6 +76,7 @@ export async function openRuntime(config: Config): Promise<Runtime> {
     sql,
     cipher,
     outbound: Outbound.fromConfig(config),
+    owner: embedded?.owner,
     redis(role) {
       if (!config.redisUrl) return undefined
       let r = connections.get(role)
@@ -85,13 +96,26 @@ export async function openRuntime(config: Config): Promise<Runtime> {
   }
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT, then exits. */
+/** How long a stop may take before the process exits anyway (a hung request or query must not keep it up). */
+export const SHUTDOWN_GRACE_MS = 5_000
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits; exits anyway after SHUTDOWN_GRACE_MS, or at a second
+ * signal. Committed writes are durable without a clean stop (the embedded lock of a dead pid is stale).
+ */
 export function onShutdown(stop: () => Promise<void>): void {
   let stopping = false
   const handler = async (signal: string) => {
-    if (stopping) return
+    if (stopping) {
+      log.warn('second signal: exiting now', { signal })
+      process.exit(1)
+    }
     stopping = true
     log.info('shutting down', { signal })
+    setTimeout(() => {
+      log.warn('shutdown took too long: exiting', { graceMs: SHUTDOWN_GRACE_MS })
+      process.exit(1)
+    }, SHUTDOWN_GRACE_MS).unref()
     try {
       await stop()
     } catch (err) {

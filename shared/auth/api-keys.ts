@@ -13,6 +13,8 @@ export interface Principal {
 }
 
 const KEY_PREFIX = 'fk_'
+/** The principal of the embedded owner's local token (the CLI on the same machine). */
+export const LOCAL_KEY_ID = 'local'
 
 export function generateKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32))
@@ -62,12 +64,15 @@ export class ApiKeyVerifier {
 
   constructor(
     private readonly sql: Sql,
-    private readonly opts: { adminKey?: string; ttlMs?: number } = {},
+    /** localKey: the embedded owner's token for the CLI on the same machine (shared/db/data-dir-owner.ts). */
+    private readonly opts: { adminKey?: string; localKey?: string; ttlMs?: number } = {},
   ) {}
 
   async verify(key: string): Promise<Principal | undefined> {
     if (this.opts.adminKey && key.length === this.opts.adminKey.length && timingSafeEqual(key, this.opts.adminKey))
       return { keyId: 'env', label: 'ADMIN_API_KEY', scopes: new Set<Scope>(['admin']) }
+    if (this.opts.localKey && key.length === this.opts.localKey.length && timingSafeEqual(key, this.opts.localKey))
+      return { keyId: LOCAL_KEY_ID, label: 'local CLI', scopes: new Set<Scope>(['admin']) }
     const now = Date.now()
     const hit = this.cache.get(key)
     if (hit && hit.until > now) return hit.principal

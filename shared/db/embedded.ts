@@ -1,25 +1,41 @@
 // Embedded PostgreSQL for a laptop: PGlite with its data in a local folder, reached by the same
 // postgres.js client over @electric-sql/pglite-socket. PGlite is one session, so callers use a pool
-// of one connection (transactions from two connections would otherwise interleave).
+// of one connection (transactions from two connections would otherwise interleave). The folder has one
+// owner process (data-dir-owner.ts), claimed before PGlite opens it.
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { claimDataDir, type DataDirClaim } from './data-dir-owner'
 
 export interface EmbeddedPostgres {
   url: string
+  owner: DataDirClaim
   stop(): Promise<void>
 }
 
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true })
-  const db = await PGlite.create(dataDir)
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 })
-  await server.start()
+  const owner = claimDataDir(dataDir)
+  const release = () => owner.release()
+  process.on('exit', release)
+  let db: PGlite
+  let server: PGLiteSocketServer
+  try {
+    db = await PGlite.create(dataDir)
+    server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 })
+    await server.start()
+  } catch (err) {
+    owner.release()
+    throw err
+  }
   return {
     url: `postgres://postgres@${server.getServerConn()}/postgres`,
+    owner,
     async stop() {
       await server.stop()
       await db.close()
+      owner.release()
+      process.off('exit', release)
     },
   }
 }
