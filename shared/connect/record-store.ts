@@ -6,7 +6,7 @@
 // unchanged resource is a no-op update, so an unchanged re-sync writes no new versions).
 import type { Sql } from '../db/client'
 import { processBundle } from '../fhir/bundle/process'
-import { rewriteReferences } from '../fhir/bundle/references'
+import { rewriteReferences } from '../fhir/references'
 import type { FhirContext } from '../fhir/request'
 import { patientIdSystem } from '../patients/identifier'
 import { targetOf } from './source-pull'

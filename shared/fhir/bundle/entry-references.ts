@@ -3,12 +3,12 @@
 // resource it matches, among the Bundle's new resources and the stored ones (HAPI-1091 none, HAPI-1092
 // several). https://hl7.org/fhir/R4/http.html#trules  https://hl7.org/fhir/R4/http.html#cond-refs
 import { AppError } from '../../errors'
-import { findReferences } from '../references'
+import { findReferences, isConditionalReference, rewriteReferences } from '../references'
 import type { WriteTx } from '../repo/repo'
-import { type MatchBase, resolveConditional } from '../search/conditional'
+import { resolveMatchReference } from '../interactions/match-references'
+import type { MatchBase } from '../search/conditional'
 import { type Identities, type Planned, substitute } from './identities'
 import { localMatches } from './local-match'
-import { isConditionalReference, rewriteReferences } from './references'
 import { inEntry, inEntrySync } from './results'
 
 export async function resolveReferences(w: WriteTx, base: MatchBase, { plans, placeholders }: Identities): Promise<void> {
@@ -51,11 +51,5 @@ async function resolveReference(w: WriteTx, base: MatchBase, value: string, plan
     type,
     value.slice(q + 1),
   )
-  const several = () => new AppError('precondition-failed', `HAPI-1092: Invalid match URL "${value}" - Multiple resources match this search`)
-  if (local.length > 1) throw several()
-  const match = await resolveConditional(w, base, type, substitute(value.slice(q + 1), placeholders))
-  const ids = new Set([...local, ...match.matches.map((m) => m.id)])
-  if (ids.size === 0) throw new AppError('not-found', `HAPI-1091: Invalid match URL "${value}" - No resources match this search`)
-  if (ids.size > 1) throw several()
-  return `${type}/${[...ids][0]}`
+  return resolveMatchReference(w, base, value, local, substitute(value.slice(q + 1), placeholders))
 }

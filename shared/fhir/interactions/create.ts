@@ -1,9 +1,11 @@
 // create: POST /{type}, and conditional create with If-None-Exist. https://hl7.org/fhir/R4/http.html#create
 // https://hl7.org/fhir/R4/http.html#ccreate (HAPI: shared/notes/hapi-behaviour.md §1.3)
 import { AppError } from '../../errors'
+import type { NewVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { assertMatchesOwnUrl, resolveConditional, singleMatch } from '../search/conditional'
 import { assertValid } from '../validate/validate'
+import { hasMatchReferences, resolveMatchReferences } from './match-references'
 import { applyPlan, newVersion, type VersionPlan } from './store-version'
 import { tookMs, writeResponse } from './write-response'
 
@@ -20,9 +22,20 @@ export async function create(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | '
   // the transaction's own connection.
   const [rid] = await ctx.repo.ids.allocate(1)
   if (req.headers.ifNoneExist !== undefined) return conditionalCreate(req, ctx, type, resource, rid, req.headers.ifNoneExist, start)
-  // A plain create is one statement (resource row and index rows), atomic without BEGIN/COMMIT.
-  const stored = planCreate(type, rid, resource, new Date()).version
-  await ctx.repo.insert([stored])
+  let stored: NewVersion
+  if (hasMatchReferences(resource)) {
+    // Its conditional references are resolved in the transaction that writes it.
+    stored = await ctx.repo.transaction(async (w) => {
+      await resolveMatchReferences(w, ctx, resource)
+      const plan = planCreate(type, rid, resource, new Date())
+      await applyPlan(w, plan)
+      return plan.version
+    })
+  } else {
+    // A plain create is one statement (resource row and index rows), atomic without BEGIN/COMMIT.
+    stored = planCreate(type, rid, resource, new Date()).version
+    await ctx.repo.insert([stored])
+  }
   const diag = `Successfully created resource "${type}/${rid}/_history/1". ${tookMs(start)}`
   return writeResponse(req, ctx, 201, stored, 'SUCCESSFUL_CREATE', diag, { location: true })
 }
@@ -41,6 +54,7 @@ async function conditionalCreate(
     const match = await resolveConditional(w, ctx, type, ifNoneExist)
     const existing = await singleMatch(w, ctx, 'CREATE', match)
     if (existing) return { stored: existing, created: false, url: match.url.text }
+    await resolveMatchReferences(w, ctx, resource)
     const plan = planCreate(type, rid, resource, new Date())
     await applyPlan(w, plan)
     await assertMatchesOwnUrl(w, ctx, match, rid)

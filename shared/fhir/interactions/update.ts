@@ -8,6 +8,7 @@ import { bodyIdMismatch, invalidIfMatch, missingBodyId, versionConflict } from '
 import { assertMatchesOwnUrl, type ConditionalMatch, resolveConditional, singleMatch } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import { requireResource } from './create'
+import { resolveMatchReferences } from './match-references'
 import { applyPlan, nextVersion, parseIfMatch, planResult, type VersionPlan } from './store-version'
 import { tookMs, writeResponse } from './write-response'
 
@@ -63,6 +64,7 @@ export async function update(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | '
 
   const plan = await retryOnCreateRace(() =>
     ctx.repo.transaction(async (w) => {
+      await resolveMatchReferences(w, ctx, resource)
       const current = (await w.lock([{ type, id }])).get(`${type}/${id}`)
       const plan = planUpdate({ type, id, resource, ifMatch }, current, '', new Date())
       await applyPlan(w, plan)
@@ -99,6 +101,7 @@ export async function conditionalUpdate(req: FhirRequest, ctx: Pick<FhirContext,
       const target = await singleMatch(w, ctx, 'UPDATE', match)
       const id = conditionalUpdateId(match, target, resource) ?? rid
       const current = id === rid ? undefined : (await w.lock([{ type, id }])).get(`${type}/${id}`)
+      await resolveMatchReferences(w, ctx, resource)
       const r: UpdateRequest = target ? { type, id, resource, ifMatch } : { type, id, resource, createsFor: match.url.text, serverAssignedId: id === rid }
       const plan = planUpdate(r, current, rid, new Date())
       await applyPlan(w, plan)
