@@ -110,13 +110,14 @@ describe('$validate', () => {
     expect(await rowCounts()).toEqual(before)
   })
 
-  test('an invalid resource: 412 with the issues, nothing stored', async () => {
+  // HAPI 6.6+ answers 200 whatever the outcome (changelog 6_6_0/upgrade.md; BaseHapiFhirResourceDao.validate).
+  test('an invalid resource: 200 with the issues, nothing stored', async () => {
     const before = await rowCounts()
     const res = await s.fhirFetch('/Patient/$validate', {
       method: 'POST',
       json: { resourceType: 'Patient', gender: 'banana', birthDate: 'not-a-date' },
     })
-    expect(res.status).toBe(412)
+    expect(res.status).toBe(200)
     const oo = await outcome(res)
     expect(expressions(oo)).toContain('Patient.gender')
     expect(expressions(oo)).toContain('Patient.birthDate')
@@ -134,7 +135,7 @@ describe('$validate', () => {
       method: 'POST',
       json: { resourceType: 'Parameters', parameter: [{ name: 'resource', resource: { resourceType: 'Patient', gender: 'banana' } }] },
     })
-    expect(invalid.status).toBe(412)
+    expect(invalid.status).toBe(200)
     expect(expressions(await outcome(invalid))).toContain('Patient.gender')
   })
 
@@ -151,17 +152,45 @@ describe('$validate', () => {
       method: 'POST',
       json: { resourceType: 'Patient', id: created.id, gender: 'banana' },
     })
-    expect(bad.status).toBe(412)
-    await outcome(bad)
+    expect(bad.status).toBe(200)
+    expect(errors(await outcome(bad)).length).toBeGreaterThan(0)
     expect(await rowCounts()).toEqual(before)
     const read = await s.fhirFetch(`/Patient/${created.id}`)
     expect(read.headers.get('etag')).toBe('W/"1"')
     expect((await readJson(read)).active).toBe(true)
   })
 
-  test('a resource of another type than the URL: 412', async () => {
+  test('a resource of another type than the URL: an error issue', async () => {
     const res = await s.fhirFetch('/Patient/$validate', { method: 'POST', json: { resourceType: 'Observation', status: 'final', code: { text: 'x' } } })
-    expect(res.status).toBe(412)
-    await outcome(res)
+    expect(res.status).toBe(200)
+    expect(errors(await outcome(res)).length).toBeGreaterThan(0)
+  })
+
+  // HAPI's own smoke test (POST Patient/{id}/$validate, no body): BaseHapiFhirResourceDao.validate reads the
+  // stored resource when none is supplied.
+  test('instance level with no body validates the stored version: 200', async () => {
+    const created = await readJson(await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } }))
+    for (const method of ['POST', 'GET']) {
+      const res = await s.fhirFetch(`/Patient/${created.id}/$validate`, { method })
+      expect(res.status).toBe(200)
+      const oo = await outcome(res)
+      expect(errors(oo)).toHaveLength(0)
+    }
+  })
+
+  test('instance level with no body, of an unknown or deleted resource: 404, 410', async () => {
+    expect((await s.fhirFetch('/Patient/no-such-patient-here/$validate', { method: 'POST' })).status).toBe(404)
+    const created = await readJson(await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient' } }))
+    expect((await s.fhirFetch(`/Patient/${created.id}`, { method: 'DELETE' })).status).toBe(200)
+    expect((await s.fhirFetch(`/Patient/${created.id}/$validate`, { method: 'POST' })).status).toBe(410)
+  })
+
+  test('type level with no resource: 400 HAPI-0992', async () => {
+    const res = await s.fhirFetch('/Patient/$validate', {
+      method: 'POST',
+      json: { resourceType: 'Parameters', parameter: [{ name: 'mode', valueCode: 'create' }] },
+    })
+    expect(res.status).toBe(400)
+    expect((await outcome(res)).issue[0].diagnostics).toStartWith('HAPI-0992: ')
   })
 })
