@@ -129,20 +129,60 @@ describe('POST /patient-flows', () => {
   })
 })
 
-describe('sessions', () => {
-  test('POST /sessions: same body, sess_ ids, resource_type session; listed apart from patient flows', async () => {
+describe('sessions: one record, two views', () => {
+  test('POST /sessions: same body, sess_ id, resource_type session; each list shows every flow in its own view', async () => {
     const org = await createOrg(s)
     const sess = await readJson(await flow(org, { patient_id: 's1' }, '/sessions'))
-    expect(sess.id).toMatch(/^sess_/)
+    expect(sess.id).toMatch(/^sess_[0-9A-Za-z]{24}$/)
     expect(sess).toMatchObject({ resource_type: 'session', status: 'open' })
     expect(sess.url).toMatch(new RegExp(`^${s.base}/connect/${sess.id}/[A-Za-z0-9_-]{32}$`))
     const pf = await readJson(await flow(org, { patient_id: 's1' }))
+    const asFlow = (id: string) => id.replace(/^sess_/, 'pf_')
+    const asSession = (id: string) => id.replace(/^pf_/, 'sess_')
     const sessions = await readJson(await call(s, org, '/patients/s1/sessions'))
-    expect(sessions.data.map((x: any) => x.id)).toEqual([sess.id])
+    expect(sessions.data.map((x: any) => [x.id, x.resource_type])).toEqual([
+      [asSession(pf.id), 'session'],
+      [sess.id, 'session'],
+    ])
     const flows = await readJson(await call(s, org, '/patients/s1/patient-flows'))
-    expect(flows.data.map((x: any) => x.id)).toEqual([pf.id])
-    await expectError(await call(s, org, `/patient-flows/${sess.id}`), 404, 'not_found_error', 'resource_not_found')
+    expect(flows.data.map((x: any) => [x.id, x.resource_type])).toEqual([
+      [pf.id, 'patient_flow'],
+      [asFlow(sess.id), 'patient_flow'],
+    ])
+    // The two views differ only in id and resource_type.
+    const { id: _a, resource_type: _b, ...rest } = sess
+    const { id: _c, resource_type: _d, ...restListed } = flows.data[1]
+    expect(restListed).toEqual(rest)
     await expectError(await flow(org, { patient_id: 's1', expires_in: 10 }, '/sessions'), 400, 'invalid_request_error', 'invalid_data', 'expires_in')
+  })
+
+  test('both ids resolve on both retrieve endpoints, each in its own view; unknown 404', async () => {
+    const org = await createOrg(s)
+    const sess = await readJson(await flow(org, { patient_id: 's2' }, '/sessions'))
+    const pf = await readJson(await flow(org, { patient_id: 's2' }))
+    for (const made of [sess, pf]) {
+      const suffix = made.id.slice(made.id.indexOf('_') + 1)
+      for (const id of [`pf_${suffix}`, `sess_${suffix}`]) {
+        const asFlow = await readJson(await call(s, org, `/patient-flows/${id}`))
+        expect({ id: asFlow.id, type: asFlow.resource_type, url: asFlow.url }).toEqual({ id: `pf_${suffix}`, type: 'patient_flow', url: made.url })
+        const asSession = await readJson(await call(s, org, `/sessions/${id}`))
+        expect({ id: asSession.id, type: asSession.resource_type }).toEqual({ id: `sess_${suffix}`, type: 'session' })
+      }
+    }
+    await expectError(await call(s, org, '/sessions/sess_unknown'), 404, 'not_found_error', 'resource_not_found', 'id')
+    const other = await createOrg(s, 'Other')
+    await expectError(await call(s, other, `/sessions/${sess.id}`), 404, 'not_found_error', 'resource_not_found', 'id')
+    await expectError(await call(s, org, `/sessions/${sess.id}`, { method: 'DELETE' }), 405, 'invalid_request_error', 'bad_request')
+  })
+
+  test('the status filter applies to both views', async () => {
+    const org = await createOrg(s)
+    const sess = await readJson(await flow(org, { patient_id: 's3' }, '/sessions'))
+    await completeFlow(s.sql, sess.id)
+    const pf = await readJson(await flow(org, { patient_id: 's3' }))
+    const ids = async (path: string) => (await readJson(await call(s, org, path))).data.map((x: any) => x.id)
+    expect(await ids('/patients/s3/patient-flows?status=complete')).toEqual([sess.id.replace(/^sess_/, 'pf_')])
+    expect(await ids('/patients/s3/sessions?status=open')).toEqual([pf.id.replace(/^pf_/, 'sess_')])
   })
 })
 

@@ -1,5 +1,7 @@
 // Patient flow and session routes: POST /patient-flows, GET /patient-flows/{id},
-// GET /patients/{id}/patient-flows, POST /sessions, GET /patients/{id}/sessions.
+// GET /patients/{id}/patient-flows, POST /sessions (an alias of POST /patient-flows that names the
+// record a session), GET /sessions/{id}, GET /patients/{id}/sessions. Both retrieve endpoints take
+// either id of a record (pf_X or sess_X) and render it in their own view.
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { invalidData } from '../../shared/patients/api-error'
@@ -15,6 +17,10 @@ export function flowRoutes(deps: AppDeps) {
     (kind: FlowKind): OrgHandler =>
     async ({ principal, body, flowPageUrl }) =>
       ok(await createFlow(sql, principal.organizationId, kind, parseBody(FlowBody, body), flowPageUrl))
+  const retrieve =
+    (as: FlowKind): OrgHandler =>
+    async ({ principal, params, flowPageUrl }) =>
+      ok(await getFlow(sql, principal.organizationId, as, params.id, flowPageUrl))
   const list =
     (kind: FlowKind): OrgHandler =>
     async ({ principal, params, url, flowPageUrl }) => {
@@ -26,10 +32,8 @@ export function flowRoutes(deps: AppDeps) {
   return new Elysia({ name: 'patient-api-flows' })
     .post('/patient-flows', api.handle(create('patient_flow')), { parse: 'none' })
     .post('/sessions', api.handle(create('session')), { parse: 'none' })
-    .get(
-      '/patient-flows/:id',
-      api.handle(async ({ principal, params, flowPageUrl }) => ok(await getFlow(sql, principal.organizationId, 'patient_flow', params.id, flowPageUrl))),
-    )
+    .get('/patient-flows/:id', api.handle(retrieve('patient_flow')))
+    .get('/sessions/:id', api.handle(retrieve('session')))
     .get('/patients/:id/patient-flows', api.handle(list('patient_flow')))
     .get('/patients/:id/sessions', api.handle(list('session')))
 }

@@ -16,7 +16,7 @@ const KNOWN = [
   { path: /^\/patients\/[^/]+$/, methods: ['GET', 'PUT', 'DELETE'] },
   { path: /^\/patients\/[^/]+\/(patient-flows|sessions|\$everything)$/, methods: ['GET'] },
   { path: /^\/(patient-flows|sessions)$/, methods: ['POST'] },
-  { path: /^\/patient-flows\/[^/]+$/, methods: ['GET'] },
+  { path: /^\/(patient-flows|sessions)\/[^/]+$/, methods: ['GET'] },
   { path: /^\/connections(\/.*)?$/, methods: ['GET'] },
   // The connect flow's routes (api/connect/connections.ts).
   { path: /^\/patients\/[^/]+\/connections\/[^/]+$/, methods: ['GET', 'DELETE'] },

@@ -1,6 +1,6 @@
 // The patient is done (Done button, or the source answered in direct mode): the flow becomes
-// `complete`, patient_flow.completed is emitted with the full flow, and the browser goes back to
-// return_url. ../shared/notes/patient-api.md §4, §6.1.
+// `complete`, `patient_flow.completed` (or `session.completed` for a record made by POST /sessions) is
+// emitted with the full flow in that view, and the browser goes back to return_url. ../shared/notes/patient-api.md §4, §6.1.
 import type { Config } from '../config'
 import type { Sql } from '../db/client'
 import type { Jobs } from '../jobs/queues'
@@ -18,7 +18,7 @@ export interface FinishDeps {
 export async function finishFlow(deps: FinishDeps, flow: FlowRow, pageUrl: FlowPageUrl, direct?: ConnectionRow): Promise<string> {
   const done = await completeFlow(deps.sql, flow.id)
   const view = await getFlow(deps.sql, done.organization_id, done.kind, done.id, pageUrl)
-  await emitEvent({ sql: deps.sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }, done.organization_id, 'patient_flow.completed', view)
+  await emitEvent({ sql: deps.sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }, done.organization_id, `${done.kind}.completed`, view)
   return returnUrl(done, direct)
 }
 

@@ -1,4 +1,7 @@
-// Patient flows (`pf_`) and sessions (`sess_`): one shape, two kinds. Creating one upserts the patient.
+// Patient flows (`pf_`) and sessions (`sess_`): one record, two views (as in the mirrored product, where
+// they are one object under two names). A row keeps the id and kind of the endpoint that created it;
+// `pf_X` and `sess_X` both name it, each list shows every flow of the patient in its own view, and
+// events and redirects use the creating kind. Creating one upserts the patient.
 // Status `open`, then `complete` or `expired` (both terminal); an open flow past expires_at reads as
 // expired, and the expiry job (flow-expiry.ts) marks such rows. The `url` is the hosted connect page.
 // ../spec/patient-connection-api.md; ../shared/notes/patient-api.md §4, §7.2.
@@ -71,10 +74,22 @@ const PREFIX = { patient_flow: 'pf', session: 'sess' } as const
 /** The address of a flow's hosted page (with its own token: connect/page-token.ts). */
 export type FlowPageUrl = (flowId: string) => string
 
-export function flowView(r: FlowRow, connections: FlowConnection[], pageUrl: FlowPageUrl): PatientFlow {
+/** The id of a flow in a view: the stored id's random part under the view's prefix. */
+export function viewId(storedId: string, as: FlowKind): string {
+  return `${PREFIX[as]}_${storedId.slice(storedId.indexOf('_') + 1)}`
+}
+
+/** The stored ids an id of either view may be (`pf_X` and `sess_X` name the same record). */
+export function flowIdCandidates(id: string): string[] {
+  const m = /^(pf|sess)_(.+)$/.exec(id)
+  return m ? [`pf_${m[2]}`, `sess_${m[2]}`] : [id]
+}
+
+/** A flow as the API shows it, in the view `as` (by default the kind that created it). */
+export function flowView(r: FlowRow, connections: FlowConnection[], pageUrl: FlowPageUrl, as: FlowKind = r.kind): PatientFlow {
   return {
-    id: r.id,
-    resource_type: r.kind,
+    id: viewId(r.id, as),
+    resource_type: as,
     status: r.status,
     url: pageUrl(r.id),
     patient_id: r.patient_id,
@@ -136,25 +151,25 @@ export async function createFlow(sql: Sql, organizationId: string, kind: FlowKin
   return flowView(row as FlowRow, [], pageUrl)
 }
 
-/** Any flow or session by id, whatever its organization (for the hosted page); undefined if unknown. */
+/** Any flow or session by its stored id, whatever its organization (for the hosted page); undefined if unknown. */
 export async function loadFlow(sql: Sql, id: string): Promise<FlowRow | undefined> {
   const [row] = await sql<FlowRow[]>`${selectFlow(sql)} where f.id = ${id}`
   return row
 }
 
-/** A flow (or session) of the organization, rendered with its connections; 404 otherwise. */
-export async function getFlow(sql: Sql, organizationId: string, kind: FlowKind, id: string, pageUrl: FlowPageUrl): Promise<PatientFlow> {
-  const [row] = await sql<FlowRow[]>`${selectFlow(sql)} where f.id = ${id} and f.organization_id = ${organizationId} and f.kind = ${kind}`
-  if (!row) throw notFound(kind === 'session' ? 'session' : 'patient flow', id, 'id')
-  return flowView(row, row.connections ?? [], pageUrl)
+/** A flow of the organization by an id of either view, rendered in the view `as`; 404 otherwise. */
+export async function getFlow(sql: Sql, organizationId: string, as: FlowKind, id: string, pageUrl: FlowPageUrl): Promise<PatientFlow> {
+  const [row] = await sql<FlowRow[]>`${selectFlow(sql)} where f.id = any(${flowIdCandidates(id)}::text[]) and f.organization_id = ${organizationId}`
+  if (!row) throw notFound(as === 'session' ? 'session' : 'patient flow', id, 'id')
+  return flowView(row, row.connections ?? [], pageUrl, as)
 }
 
-/** GET /patients/{id}/patient-flows and /sessions: newest first, optional effective-status filter. */
+/** GET /patients/{id}/patient-flows and /sessions: every flow of the patient in the view `as`, newest first, optional effective-status filter. */
 export async function listFlows(
   sql: Sql,
   organizationId: string,
   patientId: string,
-  kind: FlowKind,
+  as: FlowKind,
   cursor: ListCursor,
   q: ListQuery,
   status: FlowStatus | undefined,
@@ -170,13 +185,13 @@ export async function listFlows(
           : sql``
   const rows = await sql<FlowRow[]>`
     ${selectFlow(sql)}
-    where f.organization_id = ${organizationId} and f.patient_id = ${patientId} and f.kind = ${kind} ${byStatus}
+    where f.organization_id = ${organizationId} and f.patient_id = ${patientId} ${byStatus}
       ${q.after ? sql`and (f.created_at, f.seq) < (${q.after.createdAt}, ${q.after.seq}::bigint)` : sql``}
     order by f.created_at desc, f.seq desc
     limit ${q.limit + 1}`
   // An unknown patient (or another organization's) is 404, not an empty list; only an empty page asks.
   if (rows.length === 0) await getPatient(sql, organizationId, patientId)
-  return cursor.page(rows, q.limit, (r) => flowView(r, r.connections ?? [], pageUrl))
+  return cursor.page(rows, q.limit, (r) => flowView(r, r.connections ?? [], pageUrl, as))
 }
 
 /**
