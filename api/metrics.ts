@@ -99,7 +99,7 @@ export function metricsRoutes(deps: AppDeps) {
       try {
         if (!deps.config.authDisabled) authorize(await authenticate(deps.verifier, request.headers.get('authorization')), 'admin')
       } catch (err) {
-        return adminError(err, request)
+        return adminError(err, request, deps.publicBase())
       }
       return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } })
     })

@@ -86,11 +86,17 @@ describe('paging to the end', () => {
       flows.push((await readJson(await call(s, org, '/patient-flows', { method: 'POST', json: { patient_id: 'lp', return_url: 'https://x.example.com' } }))).id)
       sessions.push((await readJson(await call(s, org, '/sessions', { method: 'POST', json: { patient_id: 'lp', return_url: 'https://x.example.com' } }))).id)
     }
-    expect((await pageAll(org, '/patients/lp/patient-flows', 3)).ids).toEqual([...flows].reverse())
-    expect((await pageAll(org, '/patients/lp/sessions', 2)).ids).toEqual([...sessions].reverse())
-    await s.sql`update patient_flow set expires_at = now() - interval '1 second' where id in (${flows[1]}, ${flows[4]}, ${flows[5]})`
-    expect((await pageAll(org, '/patients/lp/patient-flows?status=expired', 2)).ids).toEqual([flows[5], flows[4], flows[1]])
-    expect((await pageAll(org, '/patients/lp/patient-flows?status=open', 2)).ids).toEqual([flows[6], flows[3], flows[2], flows[0]])
+    // One record, two views: both lists hold all 14, newest first, each in its own id form.
+    const all = flows.flatMap((f, i) => [f, sessions[i]]).reverse()
+    const asFlow = (id: string) => id.replace(/^sess_/, 'pf_')
+    const asSession = (id: string) => id.replace(/^pf_/, 'sess_')
+    expect((await pageAll(org, '/patients/lp/patient-flows', 3)).ids).toEqual(all.map(asFlow))
+    expect((await pageAll(org, '/patients/lp/sessions', 2)).ids).toEqual(all.map(asSession))
+    await s.sql`update patient_flow set expires_at = now() - interval '1 second' where id in (${flows[1]}, ${flows[4]}, ${sessions[5]})`
+    expect((await pageAll(org, '/patients/lp/patient-flows?status=expired', 2)).ids).toEqual([asFlow(sessions[5]), flows[4], flows[1]])
+    expect((await pageAll(org, '/patients/lp/sessions?status=expired', 2)).ids).toEqual([sessions[5], asSession(flows[4]), asSession(flows[1])])
+    const open = all.filter((id) => ![flows[1], flows[4], sessions[5]].includes(id))
+    expect((await pageAll(org, '/patients/lp/patient-flows?status=open', 4)).ids).toEqual(open.map(asFlow))
   })
 
   test('FHIR sources', async () => {

@@ -3,6 +3,6 @@
 import { requestIdOf } from '../http/request-id'
 import { errorResponse } from '../patients/org-api'
 
-export function adminError(err: unknown, request: Request): Response {
-  return errorResponse(err, requestIdOf(request))
+export function adminError(err: unknown, request: Request, publicBase: string): Response {
+  return errorResponse(err, requestIdOf(request), publicBase)
 }

@@ -19,7 +19,7 @@ export function jobAdminRoutes(deps: AppDeps) {
         await requireAdmin(c.request.headers.get('authorization'))
         return Response.json(await fn(c), { headers: { 'x-request-id': requestIdOf(c.request) } })
       } catch (err) {
-        return adminError(err, c.request)
+        return adminError(err, c.request, deps.publicBase())
       }
     }
   return new Elysia({ name: 'admin-jobs' })

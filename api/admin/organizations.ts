@@ -30,7 +30,7 @@ export function organizationAdminRoutes(deps: AppDeps) {
         const result = await fn({ params: params ?? {}, body, url: new URL(request.url) })
         return respond({ status: 200, body: JSON.stringify(result) }, requestId)
       } catch (err) {
-        return errorResponse(err, requestId)
+        return errorResponse(err, requestId, deps.publicBase())
       }
     }
   const all = <T>(data: T[]) => ({ resource_type: 'list', data, has_more: false, next_cursor: null })

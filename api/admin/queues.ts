@@ -39,7 +39,7 @@ export async function queueDashboard(deps: AppDeps) {
       try {
         await requireAdmin(request.headers.get('authorization'))
       } catch (err) {
-        const res = adminError(err, request)
+        const res = adminError(err, request, deps.publicBase())
         if (res.status === 401) res.headers.set('www-authenticate', 'Basic realm="queues", charset="UTF-8"')
         return res
       }

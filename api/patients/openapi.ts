@@ -144,7 +144,12 @@ export function openApiDocument() {
       },
       '/patient-flows/{id}': { get: op('Retrieve a patient flow (a pf_ or sess_ id)', ref('PatientFlow'), { parameters: [id] }) },
       '/patients/{id}/patient-flows': { get: op('List patient flows of a patient', listOf('PatientFlow'), { parameters: [id, ...listParams, status] }) },
-      '/sessions': { post: op('Create a session (alias of POST /patient-flows; upserts the patient)', ref('PatientFlow'), { body: ref('PatientFlowCreate'), parameters: [idem] }) },
+      '/sessions': {
+        post: op('Create a session (alias of POST /patient-flows; upserts the patient)', ref('PatientFlow'), {
+          body: ref('PatientFlowCreate'),
+          parameters: [idem],
+        }),
+      },
       '/sessions/{id}': { get: op('Retrieve a session (a sess_ or pf_ id)', ref('PatientFlow'), { parameters: [id] }) },
       '/patients/{id}/sessions': { get: op('List sessions of a patient', listOf('PatientFlow'), { parameters: [id, ...listParams, status] }) },
       '/patients/{id}/$everything': {

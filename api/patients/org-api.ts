@@ -14,9 +14,17 @@ import { RateLimiter } from '../http/rate-limit'
 import { requestIdOf } from '../http/request-id'
 import { bodyResponse } from '../http/response'
 import { errorReply } from './envelope'
+import { refuseNulBytes } from './no-nul'
 
 /** Largest JSON body the patient API accepts (413 payload_too_large beyond). */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024
+
+/**
+ * Largest request head (header names and values) the patient API reads: 431 headers_too_large, in the
+ * envelope, beyond. Below the runtime's own parser limit (Bun: 16 KiB, answered before any app code
+ * runs, as a bare 431), so that an oversized head gets an answer a client can read and log.
+ */
+export const MAX_HEADER_BYTES = 8 * 1024
 
 export interface OrgCall {
   request: Request
@@ -75,6 +83,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
         const requestId = requestIdOf(request)
         try {
           const url = new URL(request.url)
+          refuseLargeHead(request.headers)
           const principal = await authenticateOrg(verifier, request.headers.get('authorization'))
           const version = requestVersion(request.headers.get('version'), principal.version)
           if (limiter.enabled) {
@@ -86,6 +95,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
           }
           const text = hasBody(request.method) ? await readBody(request) : ''
           const body = hasBody(request.method) ? parseJson(text) : undefined
+          refuseNulBytes(params ?? {}, url, body)
           const call: OrgCall = {
             request,
             url,
@@ -102,12 +112,12 @@ function createOrgApi(deps: AppDeps): OrgApi {
               const r = await fn(call)
               return { status: r.status, body: JSON.stringify(r.body), headers: r.headers }
             } catch (err) {
-              return errorAsReply(err, requestId)
+              return errorAsReply(err, requestId, deps.publicBase())
             }
           }
           return respond(await idempotent(deps.sql, deps.cipher, principal.organizationId, request, url.pathname, text, run), requestId)
         } catch (err) {
-          return respond(errorAsReply(err, requestId), requestId)
+          return respond(errorAsReply(err, requestId, deps.publicBase()), requestId)
         }
       },
   }
@@ -122,8 +132,8 @@ export async function authenticateOrg(verifier: OrgKeyVerifier, authorization: s
   return principal
 }
 
-function errorAsReply(err: unknown, requestId: string): Reply {
-  const { status, envelope } = errorReply(err, requestId)
+function errorAsReply(err: unknown, requestId: string, publicBase: string): Reply {
+  const { status, envelope } = errorReply(err, requestId, publicBase)
   const headers: Record<string, string> = {}
   const retryAfter = err instanceof AppError ? (err.details.retryAfter as number | undefined) : undefined
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
@@ -132,8 +142,8 @@ function errorAsReply(err: unknown, requestId: string): Reply {
 }
 
 /** The envelope as a Response, for errors raised outside a handler (e.g. admin endpoints). */
-export function errorResponse(err: unknown, requestId: string): Response {
-  return respond(errorAsReply(err, requestId), requestId)
+export function errorResponse(err: unknown, requestId: string, publicBase: string): Response {
+  return respond(errorAsReply(err, requestId, publicBase), requestId)
 }
 
 export function respond(reply: Reply, requestId: string): Response {
@@ -141,6 +151,13 @@ export function respond(reply: Reply, requestId: string): Response {
     status: reply.status,
     headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...reply.headers },
   })
+}
+
+function refuseLargeHead(headers: Headers): void {
+  let bytes = 0
+  for (const [name, value] of headers) bytes += name.length + value.length + 4
+  if (bytes > MAX_HEADER_BYTES)
+    throw new AppError('too-large', `Request headers exceed the limit of ${MAX_HEADER_BYTES} bytes`, { details: { code: 'headers_too_large', status: 431 } })
 }
 
 const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH'

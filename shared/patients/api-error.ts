@@ -1,8 +1,9 @@
 // Errors of the patient API: an AppError whose details carry the envelope's `code` and `param`, so
 // the HTTP edge renders `{error: {type, code, message, param, doc_url, request_id}}` from it.
 import { AppError, type ErrorCategory } from '../errors'
+import type { ErrorCode } from './error-codes'
 
-export function apiError(category: ErrorCategory, code: string, message: string, param?: string): AppError {
+export function apiError(category: ErrorCategory, code: ErrorCode, message: string, param?: string): AppError {
   return new AppError(category, message, { details: { code, param } })
 }
 
