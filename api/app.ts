@@ -1,6 +1,7 @@
 // The Elysia application: health endpoints and the FHIR surface, from explicit dependencies.
 import { Elysia } from 'elysia'
 import type { AppDeps } from './deps'
+import { cliRoutes } from './admin/cli'
 import { jobAdminRoutes } from './admin/jobs'
 import { organizationAdminRoutes } from './admin/organizations'
 import { queueDashboard } from './admin/queues'
@@ -38,6 +39,7 @@ export async function createApp(deps: AppDeps) {
       .use(jobAdminRoutes(deps))
       .use(await queueDashboard(deps))
       .use(organizationAdminRoutes(deps))
+      .use(cliRoutes(deps))
       .use(patientApiRoutes(deps))
       .use(connectRoutes(deps))
   )

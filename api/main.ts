@@ -1,5 +1,6 @@
 // Composition root of an API node: config -> database -> Redis -> repo -> app -> listen.
 import { ApiKeyVerifier, ensureBootstrapKey, generateKey } from '../shared/auth/api-keys'
+import { listenKeyChanges } from '../shared/auth/key-changes'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { type Config, publicBaseOf } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
@@ -29,7 +30,9 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   const repo = await createRepo(rt.sql, config, redis && sub ? { pub: redis, sub } : undefined)
   // The embedded owner's local admin token (in the data directory's lock file, mode 0600): the CLI's way in.
   const localKey = rt.owner ? generateKey() : undefined
-  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey, localKey })
+  const verifier = new ApiKeyVerifier(rt.sql, { adminKey: config.adminApiKey, localKey, ttlMs: config.keyCacheMs })
+  // Keys created or revoked by another process (the CLI, another node) clear this node's key caches at once.
+  if (config.databaseUrl) await listenKeyChanges(rt.sql)
   const events = rt.redis('subscriber')
   const blobs = rt.blobs()
   if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
@@ -41,7 +44,7 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   // Elysia asks Bun for SO_REUSEPORT unless told not to: two nodes would then share a port silently.
   app.listen({ port: config.port, hostname: config.host, reusePort: false, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   port = app.server?.port ?? config.port
-  if (rt.owner && localKey) rt.owner.publish(port, localKey)
+  if (rt.owner && localKey) rt.owner.publish(`http://${loopbackOf(config.host)}:${port}`, localKey)
   const fhirBase = `${config.publicBaseUrl ?? `http://localhost:${port}`}/fhir`
   log.info('api listening', { port, fhirBase })
   if (bootstrapKey) {
@@ -57,6 +60,9 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
     },
   }
 }
+
+/** Where a process on this machine reaches a server listening on `host`. */
+const loopbackOf = (host: string) => (host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host)
 
 if (import.meta.main) {
   const config = configOrExit()

@@ -3,8 +3,10 @@
 // before the patients that reference them), with a progress line on stderr and a summary on stdout.
 // https://hl7.org/fhir/R4/http.html#transaction
 // With --ndjson, the folders and files are NDJSON, imported through the server's $import (import-ndjson.ts).
+// With neither --url nor a key, a running embedded server of this folder's DATA_DIR is found by its lock file.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import { liveOwnerOf } from '../shared/db/data-dir-owner'
 import { runNdjsonImport } from './import-ndjson'
 
 export interface BundleFile {
@@ -184,6 +186,7 @@ interface Args {
   key?: string
   concurrency: number
   ndjson: boolean
+  urlGiven?: boolean
 }
 
 const USAGE = 'usage: bun run import [--ndjson] <folder|file...> [--url http://localhost:8080/fhir] [--key KEY] [--concurrency 2]'
@@ -204,8 +207,10 @@ function parseArgs(argv: string[]): Args {
       if (v === undefined) throw new Error(`${flag} needs a value`)
       return v
     }
-    if (flag === '--url') args.url = value().replace(/\/+$/, '')
-    else if (flag === '--key') args.key = value()
+    if (flag === '--url') {
+      args.url = value().replace(/\/+$/, '')
+      args.urlGiven = true
+    } else if (flag === '--key') args.key = value()
     else if (flag === '--concurrency') {
       args.concurrency = Number(value())
       if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw new Error('--concurrency must be a positive integer')
@@ -220,6 +225,18 @@ function parseArgs(argv: string[]): Args {
   return args
 }
 
+/**
+ * On this machine's embedded server (no DATABASE_URL, a live owner of DATA_DIR): its URL when no --url was
+ * given, and the local token of its lock file when no key was (shared/db/data-dir-owner.ts).
+ */
+function useLocalOwner(args: Args): void {
+  if (process.env.DATABASE_URL) return
+  const owner = liveOwnerOf(process.env.DATA_DIR || '.data/pglite')
+  if (!owner?.url) return
+  if (!args.urlGiven) args.url = `${owner.url}/fhir`
+  if (!args.key && owner.token && args.url.startsWith(owner.url)) args.key = owner.token
+}
+
 if (import.meta.main) {
   let args: Args
   try {
@@ -228,6 +245,7 @@ if (import.meta.main) {
     console.error(`${(err as Error).message}\n${USAGE}`)
     process.exit(2)
   }
+  useLocalOwner(args)
   if (args.ndjson) process.exit(await runNdjsonImport(args.paths, { url: args.url, key: args.key }))
   const bundles = listBundles(args.paths)
   const entries = bundles.reduce((n, b) => n + b.entries, 0)

@@ -29,6 +29,7 @@ export const Env = Type.Object({
   ENFORCE_REFERENTIAL_INTEGRITY: Type.Optional(Bool),
   PATIENT_API_RATE_LIMIT: Type.Optional(Int),
   PATIENT_API_RATE_WINDOW_MS: Type.Optional(Int),
+  KEY_CACHE_MS: Type.Optional(Int),
   QUEUE_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')])),
@@ -88,6 +89,8 @@ export interface Config {
   /** Patient API requests each API key may make per window (429 beyond; 0: no limit), counted in Redis. */
   patientApiRateLimit: number
   patientApiRateWindowMs: number
+  /** How long a node trusts an API key it verified, unless told of a key change first (auth/key-changes.ts). */
+  keyCacheMs: number
   queuePrefix: string
   logLevel: 'debug' | 'info' | 'warn' | 'error'
   /** AES-256-GCM key of every secret stored at rest (64 hex or 32 bytes base64). Required with
@@ -172,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enforceReferentialIntegrity: truthy(e.ENFORCE_REFERENTIAL_INTEGRITY, true),
     patientApiRateLimit: Number(e.PATIENT_API_RATE_LIMIT ?? 100),
     patientApiRateWindowMs: Math.max(1, Number(e.PATIENT_API_RATE_WINDOW_MS ?? 1000)),
+    keyCacheMs: Number(e.KEY_CACHE_MS ?? 5_000),
     queuePrefix: e.QUEUE_PREFIX ?? 'fhir',
     logLevel: e.LOG_LEVEL ?? 'info',
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,

@@ -31,11 +31,11 @@ async function runToEnd(p: Proc): Promise<{ code: number | null; out: string }> 
 }
 
 describe('one owner per embedded data directory', () => {
-  test('the owner holds {DATA_DIR}.lock (mode 0600) with its pid and port', () => {
+  test('the owner holds {DATA_DIR}.lock (mode 0600) with its pid and URL', () => {
     const file = lockFileOf(dir.dataDir)
     expect(statSync(file).mode & 0o777).toBe(0o600)
     const record = JSON.parse(readFileSync(file, 'utf8'))
-    expect(record).toMatchObject({ pid: owner.proc.pid, port: owner.port })
+    expect(record).toMatchObject({ pid: owner.proc.pid, url: owner.base })
   })
 
   test('a second start on the same DATA_DIR refuses at once, naming the owner, and binds no port', async () => {

@@ -68,7 +68,7 @@ export function orgApi(deps: AppDeps): OrgApi {
 }
 
 function createOrgApi(deps: AppDeps): OrgApi {
-  const verifier = new OrgKeyVerifier(deps.sql)
+  const verifier = new OrgKeyVerifier(deps.sql, deps.config.keyCacheMs)
   const limiter = new RateLimiter({
     limit: deps.config.patientApiRateLimit,
     windowMs: deps.config.patientApiRateWindowMs,

@@ -1,6 +1,8 @@
 // API keys of the FHIR server: random secrets shown once, stored as SHA-256, with scopes. Verified keys
-// are cached in memory for a few seconds, so a revocation reaches every node within that time.
+// are cached in memory for a few seconds; a creation or revocation clears the caches of every node at once
+// (key-changes.ts), the few seconds bound what a lost notification could leave.
 import type { Sql } from '../db/client'
+import { keysChanged, registerKeyCache } from './key-changes'
 
 /** `export`: Bulk Data $export (kick-off, status, files) and nothing else. */
 export type Scope = 'read' | 'write' | 'admin' | 'export'
@@ -34,6 +36,7 @@ export async function createApiKey(sql: Sql, label: string, scopes: Scope[]): Pr
   const [row] = await sql<{ id: string }[]>`
     insert into api_key (key_hash, prefix, label, scopes) values (${hashKey(key)}, ${key.slice(0, 10)}, ${label}, ${scopes})
     returning id::text`
+  await keysChanged(sql)
   return { id: row.id, key }
 }
 
@@ -44,6 +47,7 @@ export async function listApiKeys(sql: Sql) {
 
 export async function revokeApiKey(sql: Sql, id: string): Promise<boolean> {
   const rows = await sql`update api_key set revoked_at = now() where id = ${id} and revoked_at is null returning id`
+  await keysChanged(sql)
   return rows.length > 0
 }
 
@@ -66,7 +70,9 @@ export class ApiKeyVerifier {
     private readonly sql: Sql,
     /** localKey: the embedded owner's token for the CLI on the same machine (shared/db/data-dir-owner.ts). */
     private readonly opts: { adminKey?: string; localKey?: string; ttlMs?: number } = {},
-  ) {}
+  ) {
+    registerKeyCache(this.cache)
+  }
 
   async verify(key: string): Promise<Principal | undefined> {
     if (this.opts.adminKey && key.length === this.opts.adminKey.length && timingSafeEqual(key, this.opts.adminKey))

@@ -1,6 +1,6 @@
 // One owner process per embedded data directory. The owner holds `{DATA_DIR}.lock` (beside the folder, like
-// the `.key` file; mode 0600): its pid, the process's start time, and once listening its port and a local
-// admin token the CLI uses to reach it (bin/keys.ts, bin/orgs.ts through /admin/cli). A second process
+// the `.key` file; mode 0600): its pid, the process's start time, and once listening its URL and a local
+// admin token the CLI uses to reach it (bin/cli-target.ts -> api/admin/cli.ts). A second process
 // refuses before it opens PGlite or binds a port. A lock whose pid is dead (or reused by another process,
 // which the recorded start time tells) is stale and taken over.
 import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
@@ -13,8 +13,8 @@ export interface OwnerRecord {
   procStart?: string
   host: string
   since: string
-  /** The HTTP port, once the owner listens (absent for a CLI that opened the directory itself). */
-  port?: number
+  /** Where the owner answers HTTP on this machine, once it listens (absent for a CLI that opened the folder itself). */
+  url?: string
   /** Bearer token of the owner's /admin/cli, readable only by the user owning the file. */
   token?: string
 }
@@ -25,7 +25,7 @@ export class DataDirInUse extends Error {
     readonly owner: OwnerRecord,
   ) {
     super(
-      `data directory ${dataDir} is in use by process ${owner.pid} (since ${owner.since}${owner.port ? `, listening on port ${owner.port}` : ''}).\n` +
+      `data directory ${dataDir} is in use by process ${owner.pid} (since ${owner.since}${owner.url ? `, serving ${owner.url}` : ''}).\n` +
         `Only one process may open an embedded data directory. Stop that process first (kill -TERM ${owner.pid}),\n` +
         `or start this one on another DATA_DIR, or set DATABASE_URL to use a PostgreSQL server.\n` +
         `The CLI (bun run keys, bun run orgs) works while the server runs: it sends its command to that process.`,
@@ -77,8 +77,8 @@ export function liveOwnerOf(dataDir: string): OwnerRecord | undefined {
 
 export interface DataDirClaim {
   record: OwnerRecord
-  /** Adds the port and the local admin token, once the owner listens. */
-  publish(port: number, token: string): void
+  /** Adds the owner's URL and its local admin token, once it listens. */
+  publish(url: string, token: string): void
   release(): void
 }
 
@@ -106,8 +106,8 @@ export function claimDataDir(dataDir: string): DataDirClaim {
   let released = false
   return {
     record,
-    publish(port, token) {
-      Object.assign(record, { port, token })
+    publish(url, token) {
+      Object.assign(record, { url, token })
       const tmp = `${file}.${process.pid}.tmp`
       writeFileSync(tmp, JSON.stringify(record), { mode: 0o600 })
       renameSync(tmp, file)

@@ -1,6 +1,8 @@
 // API keys of organizations (the patient API's bearer keys): random secrets shown once, stored as
 // SHA-256, each pinning an API version. Separate from the FHIR server's own keys (table api_key).
-// Verified keys are cached for a few seconds, so a revocation reaches every node within that time.
+// Verified keys are cached for a few seconds; a creation or revocation clears every node's cache at once
+// (auth/key-changes.ts).
+import { keysChanged, registerKeyCache } from '../auth/key-changes'
 import type { Sql } from '../db/client'
 import { apiError, notFound } from './api-error'
 import { newId } from './ids'
@@ -63,6 +65,7 @@ export async function createOrgApiKey(sql: Sql, organizationId: string, opts: { 
     insert into organization_api_key (id, organization_id, key_hash, prefix, label, version)
     values (${newId('key')}, ${organizationId}, ${hashOrgKey(key)}, ${key.slice(0, 12)}, ${opts.label ?? ''}, ${version})
     returning id, organization_id, label, prefix, version, created_at, revoked_at`
+  await keysChanged(sql)
   return { ...view(row), key }
 }
 
@@ -81,6 +84,7 @@ export async function revokeOrgApiKey(sql: Sql, organizationId: string, keyId: s
     where id = ${keyId} and organization_id = ${organizationId}
     returning id, organization_id, label, prefix, version, created_at, revoked_at`
   if (!row) throw notFound('API key', keyId)
+  await keysChanged(sql)
   return view(row)
 }
 
@@ -90,7 +94,9 @@ export class OrgKeyVerifier {
   constructor(
     private readonly sql: Sql,
     private readonly ttlMs = 5_000,
-  ) {}
+  ) {
+    registerKeyCache(this.cache)
+  }
 
   /** The principal of a live key, or undefined for an unknown or revoked one. */
   async verify(key: string): Promise<OrgPrincipal | undefined> {
