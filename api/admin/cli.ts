@@ -31,7 +31,7 @@ export function cliRoutes(deps: AppDeps) {
         const result = tool === 'keys' ? await runKeys(deps, args) : await runOrgs(deps, args)
         return respond({ status: 200, body: JSON.stringify(result) }, requestId)
       } catch (err) {
-        return errorResponse(err, requestId)
+        return errorResponse(err, requestId, deps.publicBase())
       }
     },
     { parse: 'none' },
