@@ -262,10 +262,14 @@ describe('conditional update PUT /{type}?query', () => {
 })
 
 describe('conditional delete DELETE /{type}?query', () => {
-  test('no match: 200 with an OperationOutcome, SUCCESSFUL_DELETE_NOT_FOUND', async () => {
+  // HAPI: BaseHapiFhirResourceDao.deletePidList, a warning with issue code not-found.
+  test('no match: 200 with an OperationOutcome, a warning, not-found, SUCCESSFUL_DELETE_NOT_FOUND', async () => {
     const res = await s.fhirFetch(`/Patient?identifier=${SYS}|${unique('cd-none')}`, { method: 'DELETE' })
     expect(res.status).toBe(200)
-    expect(storageCode(await readJson(res))).toBe('SUCCESSFUL_DELETE_NOT_FOUND')
+    const oo = await readJson(res)
+    expect(storageCode(oo)).toBe('SUCCESSFUL_DELETE_NOT_FOUND')
+    expect(oo.issue[0].severity).toBe('warning')
+    expect(oo.issue[0].code).toBe('not-found')
   })
 
   test('one match: 200, the resource is deleted (410 on read)', async () => {

@@ -96,6 +96,7 @@ describe('read GET /{type}/{id}', () => {
     expect(res.status).toBe(404)
     const { body, diagnostics } = await outcomeText(res)
     expect(body.issue[0].severity).toBe('error')
+    expect(body.issue[0].code).toBe('processing') // HAPI: ResourceNotFoundException
     expect(diagnostics).toContain('HAPI-2001')
   })
 
@@ -110,7 +111,8 @@ describe('read GET /{type}/{id}', () => {
     expect((await s.fhirFetch(`/Patient/${p.id}`, { method: 'DELETE' })).status).toBe(200)
     const res = await s.fhirFetch(`/Patient/${p.id}`)
     expect(res.status).toBe(410)
-    await outcomeText(res)
+    // HAPI's words, with no HAPI-NNNN code (BaseStorageDao.createResourceGoneException).
+    expect((await outcomeText(res)).diagnostics).toMatch(/^Resource was deleted at \d{4}-\d\d-\d\dT[0-9:.]+Z$/)
   })
 
   test('If-None-Match with the current ETag: 304 with no body', async () => {
@@ -179,10 +181,11 @@ describe('vread GET /{type}/{id}/_history/{vid}', () => {
     expect((await outcomeText(res)).diagnostics).toContain('HAPI-0979')
   })
 
-  test('non-numeric version: 404', async () => {
+  // HAPI: BaseHapiFhirResourceDao.readEntity (isVersionIdPartValidLong), FhirResourceDaoR4Test.
+  test('non-numeric version: 404 HAPI-0978', async () => {
     const res = await s.fhirFetch(`/Patient/${id}/_history/abc`)
     expect(res.status).toBe(404)
-    await outcomeText(res)
+    expect((await outcomeText(res)).diagnostics).toBe(`HAPI-0978: Version "abc" is not valid for resource Patient/${id}`)
   })
 
   test('the deletion version: 410', async () => {

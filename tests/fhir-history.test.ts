@@ -58,20 +58,22 @@ describe('instance history GET /{type}/{id}/_history', () => {
       expect(e.request.url).toStartWith('Patient')
       expect(Number.isNaN(Date.parse(e.response.lastModified))).toBe(false)
     }
+    // request.url is the version's unqualified id, as HAPI's R4BundleFactory writes it.
     expect(del.request.method).toBe('DELETE')
-    expect(del.request.url).toContain(`Patient/${id}`)
+    expect(del.request.url).toBe(`Patient/${id}/_history/3`)
     expect(del.resource).toBeUndefined()
     expect(del.response.status).toBe('200 OK')
     expect(del.response.etag).toBe('W/"3"')
 
     expect(upd.request.method).toBe('PUT')
-    expect(upd.request.url).toContain(`Patient/${id}`)
+    expect(upd.request.url).toBe(`Patient/${id}/_history/2`)
     expect(upd.response.status).toBe('200 OK')
     expect(upd.response.etag).toBe('W/"2"')
     expect(upd.resource.birthDate).toBe('2000-01-02')
     expect(upd.resource.meta.versionId).toBe('2')
 
     expect(crt.request.method).toBe('POST')
+    expect(crt.request.url).toBe(`Patient/${id}/_history/1`)
     expect(crt.response.status).toBe('201 Created')
     expect(crt.response.etag).toBe('W/"1"')
     expect(crt.resource.birthDate).toBe('2000-01-01')

@@ -26,9 +26,10 @@ const ASYNC = { prefer: 'respond-async' }
 describe('POST [base] body', () => {
   const truncated = JSON.stringify(transaction([post(patient(unique('body-trunc')), uuid())])).slice(0, -5)
 
-  test('text that is not JSON: 400 HAPI-1861, synchronous (from the worker) and asynchronous (at once)', async () => {
-    await refused(truncated, {}, 400, 'HAPI-1861')
-    await refused(truncated, ASYNC, 400, 'HAPI-1861')
+  // HAPI (ResourceParameter): HAPI-0450 wrapping the parser's HAPI-1861.
+  test('text that is not JSON: 400 HAPI-0450, synchronous (from the worker) and asynchronous (at once)', async () => {
+    await refused(truncated, {}, 400, 'HAPI-0450: Failed to parse request body as JSON resource. Error was: HAPI-1861: ')
+    await refused(truncated, ASYNC, 400, 'HAPI-0450: Failed to parse request body as JSON resource. Error was: HAPI-1861: ')
   })
 
   test('an empty body: 400, both ways', async () => {
@@ -43,8 +44,8 @@ describe('POST [base] body', () => {
     await refused(JSON.stringify(over), {}, 413, 'HAPI-0528')
   })
 
-  test('a Content-Type that is not FHIR: 415', async () => {
-    await refused(JSON.stringify(transaction([post(patient(unique('body-ct')), uuid())])), { 'content-type': 'text/plain' }, 415, 'HAPI-0446')
+  test('a Content-Type that is not FHIR: 400 HAPI-0449 (HAPI: ResourceParameter)', async () => {
+    await refused(JSON.stringify(transaction([post(patient(unique('body-ct')), uuid())])), { 'content-type': 'text/plain' }, 400, 'HAPI-0449')
   })
 
   test('decimals of the forwarded text are stored as written', async () => {

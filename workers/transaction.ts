@@ -5,7 +5,7 @@
 import { UnrecoverableError } from 'bullmq'
 import type { Config } from '../shared/config'
 import { processBundle } from '../shared/fhir/bundle/process'
-import { parseFhirJsonBody } from '../shared/fhir/format/json'
+import { parseFhirJsonRequest } from '../shared/fhir/format/json'
 import { errorOutcome, toAppError } from '../shared/fhir/outcome'
 import type { Repo } from '../shared/fhir/repo/repo'
 import { checkPayload } from '../shared/jobs/definition'
@@ -19,7 +19,7 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
     let last = 0
     try {
       const text = typeof payload.body === 'string' ? payload.body : new TextDecoder().decode(payload.body) // bytes when run in process
-      const res = await processBundle(ctx, parseFhirJsonBody(text), {
+      const res = await processBundle(ctx, parseFhirJsonRequest(text), {
         prefer: payload.prefer,
         maxEntries: config.maxBundleEntries,
         jobId: job.id,

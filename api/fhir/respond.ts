@@ -2,6 +2,7 @@
 // interaction sets (ETag, Last-Modified, Location, Content-Location).
 import { toFhirXml } from '../../shared/fhir/format/xml-write'
 import type { FhirResponse } from '../../shared/fhir/request'
+import { HTML_HEADERS, htmlPage } from './html'
 import type { Format } from './negotiate'
 import { parseFhirJson } from '../../shared/fhir/format/json'
 import type { XmlRenderCache } from '../../shared/fhir/format/xml-render-cache'
@@ -15,6 +16,9 @@ const CONTENT_TYPE: Record<Format, string> = {
 export interface RenderOptions {
   format: Format
   pretty: boolean
+  /** The response as a readable HTML page (html.ts) showing it in `format`; `requestUrl` is then required. */
+  html?: boolean
+  requestUrl?: string
   head?: boolean
   requestId?: string
   /** XML written from stored JSON text, reused while that text is read again. */
@@ -29,6 +33,10 @@ export function render(res: FhirResponse, opts: RenderOptions): Response {
   if (res.location) headers.location = res.location
   if (res.contentLocation) headers['content-location'] = res.contentLocation
   const body = res.status === 304 ? undefined : serialize(res, opts)
+  if (opts.html && res.status !== 304 && opts.requestUrl) {
+    const page = htmlPage(body, opts.format, res.status, opts.requestUrl)
+    return bodyResponse(opts.head ? null : page, { status: res.status, headers: { ...headers, ...HTML_HEADERS } })
+  }
   if (body !== undefined) headers['content-type'] = CONTENT_TYPE[opts.format]
   return bodyResponse(opts.head ? null : body, { status: res.status, headers })
 }

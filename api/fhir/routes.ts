@@ -12,7 +12,7 @@ import { authenticate, authorize } from '../http/auth'
 import type { Principal } from '../../shared/auth/api-keys'
 import { type BulkFileStore, bulkFileStore } from '../../shared/bulk/file-store'
 import { bulkStreamsBody, handleBulk, isBulkPath } from './bulk'
-import { type Format, parseBody, responseFormat, wantsPretty } from './negotiate'
+import { type Format, htmlEncoding, parseBody, responseFormat, wantsHtml, wantsPretty } from './negotiate'
 import { bundleStatus, submitBundle } from './bundles'
 import { render } from './respond'
 import { XmlRenderCache } from '../../shared/fhir/format/xml-render-cache'
@@ -54,11 +54,16 @@ async function handleFhir(
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()
-  let format: Format = 'json'
-  const pretty = wantsPretty(query.get('_pretty'), accept, deps.config.defaultPretty)
+  const formatParam = query.get('_format')
+  const ajax = request.headers.has('x-requested-with') || request.headers.has('origin')
+  const html = wantsHtml(formatParam, accept, request.method, ajax)
+  // The page shows the server's default encoding, JSON, unless `_format=html/xml` asks for XML.
+  const format: Format = html ? (formatParam && htmlEncoding(formatParam)) || 'json' : responseFormat(formatParam, accept)
+  // The HTML page is pretty unless asked otherwise (HAPI's ResponseHighlighterInterceptor).
+  const pretty = html ? query.get('_pretty') !== 'false' : wantsPretty(query.get('_pretty'), accept, deps.config.defaultPretty)
   const head = request.method === 'HEAD'
+  const page = { html, requestUrl: request.url }
   try {
-    format = responseFormat(query.get('_format'), accept)
     if (!METHODS.has(request.method)) throw new AppError('not-allowed', `HTTP method ${request.method} is not supported`)
     const path = url.pathname.slice('/fhir'.length).split('/').filter(Boolean).map(decodeSegment)
     const req: FhirRequest = {
@@ -103,7 +108,7 @@ async function handleFhir(
         : path[0] === '$bundle-status' && path.length === 1 && req.method === 'GET'
           ? await bundleStatus(req, ctx, deps.jobs)
           : await route(req, ctx)
-    return render(res, { format, pretty, head, requestId, xmlCache })
+    return render(res, { format, pretty, head, requestId, xmlCache, ...page })
   } catch (err) {
     const appErr = toAppError(err)
     if (appErr.category === 'fault')
@@ -113,7 +118,7 @@ async function handleFhir(
     const etag = appErr.details.etag as string | undefined
     return render(
       { status: appErr.status, resource: errorOutcome(appErr), headers, etag, lastModified: appErr.details.lastModified as Date | undefined },
-      { format, pretty, head, requestId },
+      { format, pretty, head, requestId, ...page },
     )
   }
 }

@@ -20,7 +20,7 @@ export function errorOutcome(err: AppError): any {
 
 function issueCodeOf(err: AppError): string {
   switch (err.category) {
-    case 'not-found':
+    // HAPI gives a 404 the issue code `processing`, as any error it raises (ResourceNotFoundException).
     case 'gone':
       return 'not-found'
     case 'conflict':
@@ -95,13 +95,14 @@ const DISPLAY: Record<StorageCode, string> = {
   SUCCESSFUL_PATCH_NO_CHANGE: 'Patch succeeded: No changes were detected so no action was taken.',
 }
 
-export function storageOutcome(code: StorageCode, diagnostics: string): any {
+/** `issue`: the issue's severity and code when not `information`/`informational` (a conditional delete that found nothing). */
+export function storageOutcome(code: StorageCode, diagnostics: string, issue = { severity: 'information', code: 'informational' }): any {
   return {
     resourceType: 'OperationOutcome',
     issue: [
       {
-        severity: 'information',
-        code: 'informational',
+        severity: issue.severity,
+        code: issue.code,
         details: { coding: [{ system: STORAGE_CODES, code, display: DISPLAY[code] }] },
         diagnostics,
       },

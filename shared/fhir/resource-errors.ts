@@ -8,18 +8,26 @@ export function unknownResource(type: string, id: string): AppError {
   return new AppError('not-found', `HAPI-2001: Resource ${type}/${id} is not known`)
 }
 
-/** 410 HAPI-2002: the current version is a deletion; the response names it (ETag, Last-Modified). */
+/**
+ * 410: the current version is a deletion; the response names it (ETag, Last-Modified). HAPI's words carry
+ * no HAPI-NNNN code (BaseStorageDao.createResourceGoneException).
+ */
 export function deletedResource(deletion: { version: number; lastUpdated: Date }): AppError {
-  return new AppError('gone', `HAPI-2002: Resource was deleted at ${deletion.lastUpdated.toISOString()}`, {
+  return new AppError('gone', `Resource was deleted at ${deletion.lastUpdated.toISOString()}`, {
     details: { etag: `W/"${deletion.version}"`, lastModified: deletion.lastUpdated },
   })
 }
 
-/** The current version of (type, id) when it is live: 404 (HAPI-2001) when there is none, 410 (HAPI-2002) for a deletion. */
+/** The current version of (type, id) when it is live: 404 (HAPI-2001) when there is none, 410 for a deletion. */
 export function liveVersion<V extends { version: number; lastUpdated: Date; deleted: boolean }>(stored: V | undefined, type: string, id: string): V {
   if (!stored) throw unknownResource(type, id)
   if (stored.deleted) throw deletedResource(stored)
   return stored
+}
+
+/** 404 HAPI-0978: a version id that is not a number, of a resource that exists (BaseHapiFhirResourceDao.readEntity). */
+export function invalidVersion(type: string, id: string, version: string): AppError {
+  return new AppError('not-found', `HAPI-0978: Version "${version}" is not valid for resource ${type}/${id}`)
 }
 
 /** 404 HAPI-0979: the resource exists, this version of it does not. */

@@ -23,7 +23,7 @@ export function parseFhirJson(text: string): any {
   return needsReviver(text) ? JSON.parse(text, keepDecimal) : JSON.parse(text)
 }
 
-/** parseFhirJson of a request body: a text that is not JSON is HAPI's 400. */
+/** parseFhirJson of a document that is not a request body (an NDJSON line): a text that is not JSON is HAPI's 400. */
 export function parseFhirJsonBody(text: string): any {
   try {
     return parseFhirJson(text)
@@ -32,9 +32,23 @@ export function parseFhirJsonBody(text: string): any {
   }
 }
 
-/** HAPI's 400 for a body that is not JSON. */
+/** parseFhirJson of an HTTP request body (the resource of a write, a Bundle): a text that is not JSON is HAPI's 400 HAPI-0450. */
+export function parseFhirJsonRequest(text: string, reviveDecimals = true): any {
+  try {
+    return reviveDecimals ? parseFhirJson(text) : JSON.parse(text)
+  } catch (err) {
+    throw unparseableJsonRequest(err)
+  }
+}
+
+/** HAPI's 400 for JSON that is not JSON (its parser's message, JsonParser). */
 export function jsonSyntaxError(err: unknown): AppError {
   return new AppError('invalid', `HAPI-1861: Failed to parse JSON encoded FHIR content: ${(err as Error).message}`)
+}
+
+/** HAPI's 400 for a request body that is not JSON: the parser's message wrapped by ResourceParameter. */
+function unparseableJsonRequest(err: unknown): AppError {
+  return new AppError('invalid', `HAPI-0450: Failed to parse request body as JSON resource. Error was: ${jsonSyntaxError(err).message}`)
 }
 
 // A candidate number token: what JSON puts after whitespace, `:`, `,` or `[` (or at the start), starting

@@ -47,7 +47,11 @@ export async function conditionalDelete(req: FhirRequest, ctx: Pick<FhirContext,
     const match = await resolveConditional(w, ctx, type, req.query)
     const target = await singleMatch(w, ctx, 'DELETE', match)
     if (!target) {
-      const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Unable to find resource matching URL "${match.url.text}". Nothing has been deleted.`)
+      // HAPI (BaseHapiFhirResourceDao.deletePidList): a warning, issue code not-found, still a 200.
+      const outcome = storageOutcome('SUCCESSFUL_DELETE_NOT_FOUND', `Unable to find resource matching URL "${match.url.text}". Nothing has been deleted.`, {
+        severity: 'warning',
+        code: 'not-found',
+      })
       return { status: 200, resource: outcome }
     }
     return deleteOne(w, ctx, { type, id: target.id, ifMatch }, start)

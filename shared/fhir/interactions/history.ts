@@ -63,7 +63,8 @@ function historyEntry(ctx: Pick<FhirContext, 'baseUrl'>, v: StoredVersion): any 
   const entry: any = { fullUrl: `${ctx.baseUrl}/${v.type}/${v.id}` }
   if (!v.deleted) entry.resource = parseFhirJson(v.content as string)
   const method = v.deleted ? 'DELETE' : v.version === 1 ? 'POST' : 'PUT'
-  entry.request = { method, url: method === 'POST' ? v.type : `${v.type}/${v.id}` }
+  // HAPI (R4BundleFactory): the version's own unqualified id, `Type/id/_history/n`, whatever the method.
+  entry.request = { method, url: `${v.type}/${v.id}/_history/${v.version}` }
   entry.response = {
     status: v.version === 1 && !v.deleted ? '201 Created' : '200 OK',
     etag: etagOf(v.version),

@@ -27,7 +27,7 @@ export interface PatchRequest {
 }
 
 /**
- * The patch applied to `current`: 404 (HAPI-2001) when there is none, 410 (HAPI-2002) when it is a
+ * The patch applied to `current`: 404 (HAPI-2001) when there is none, 410 when it is a
  * deletion, 409 (HAPI-0974) when If-Match names another version, 400 when the patched resource changes
  * its type or id (HAPI-1268) or is invalid; then the next version, or no change.
  */

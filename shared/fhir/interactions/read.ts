@@ -3,7 +3,7 @@ import { AppError } from '../../errors'
 import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { applySubset, parseSubset } from '../subset'
-import { deletedResource, liveVersion, unknownResource, unknownVersion } from '../resource-errors'
+import { deletedResource, invalidVersion, liveVersion, unknownResource, unknownVersion } from '../resource-errors'
 import { etagOf } from './write-response'
 import { parseFhirJson } from '../format/json'
 
@@ -18,11 +18,11 @@ export async function read(req: FhirRequest, ctx: Pick<FhirContext, 'repo'>, typ
 
 export async function vread(req: FhirRequest, ctx: Pick<FhirContext, 'repo'>, type: string, id: string, vid: string): Promise<FhirResponse> {
   rejectSearchParams(req)
-  const version = /^[0-9]{1,9}$/.test(vid) ? Number(vid) : Number.NaN
-  const stored = Number.isNaN(version) ? undefined : await ctx.repo.vread(type, id, version)
+  const numeric = /^[0-9]+$/.test(vid)
+  const stored = numeric && vid.length <= 9 ? await ctx.repo.vread(type, id, Number(vid)) : undefined
   if (!stored) {
-    const current = await ctx.repo.read(type, id)
-    throw current ? unknownVersion(type, id, vid) : unknownResource(type, id)
+    if (!(await ctx.repo.read(type, id))) throw unknownResource(type, id)
+    throw numeric ? unknownVersion(type, id, vid) : invalidVersion(type, id, vid)
   }
   if (stored.deleted) throw deletedResource(stored)
   return versionResponse(req, stored)
