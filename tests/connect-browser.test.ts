@@ -54,7 +54,7 @@ test('picker -> consent at the EHR -> Done, in Chromium', async () => {
   await page.waitForURL(`${flow.url}?result=connected`)
   expect(await page.getByRole('status').innerText()).toContain('Connected.')
   expect(await page.locator('li.connection').innerText()).toContain('Test EHR Health')
-  await page.getByRole('button', { name: 'Done — return to Acme' }).click()
+  await page.getByRole('button', { name: 'Acme', exact: true }).click()
   await page.waitForURL(`${returnUrl}**`)
   const back = new URL(page.url())
   expect(Object.fromEntries(back.searchParams)).toEqual({ patient_id: 'browser-1', patient_flow_id: flow.id })

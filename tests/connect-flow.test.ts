@@ -94,7 +94,9 @@ describe('picker mode, end to end', () => {
     expect(html).toContain('<meta name="viewport"')
     expect(html.indexOf('Recommended')).toBeLessThan(html.indexOf('Test EHR Health'))
     expect(html).toContain(`name="source_id" value="${setup.source.id}"`)
-    expect(html).toContain('Done — return to Acme Health')
+    // The return button shows return_button_label as its whole text.
+    expect(html).toMatch(/<form class="done"[^>]*>\s*<button type="submit">Acme Health<\/button>/)
+    expect(html).not.toContain('Done — return to')
     // The search over the catalog narrows the list without JavaScript (a GET form).
     expect(await (await fetch(`${flow.url}?q=nothing-like-this`)).text()).not.toContain('Test EHR Health</span>')
     expect(await (await fetch(`${flow.url}?q=test%20ehr`)).text()).toContain('Test EHR Health</span>')

@@ -1,6 +1,8 @@
 // The patient API's export, GET /patients/{id}/$everything, over HTTP: a Synthea patient linked to an
 // organization's patient_id by the patient-id identifier, paged to the end with _count=7 in both
-// directions and compared with the patient's compartment; filters, validation, isolation; the page
+// directions and compared entry by entry with FHIR Patient/{id}/$everything (the compartment as
+// `match`, what it references as `include`); every fullUrl read back with the organization's key;
+// filters (`_since` exclusive), the self link, validation, isolation; the page
 // cache of a large export built by the export-cache worker (EXPORT_INLINE_MAX is low here); and the
 // PostgreSQL page cache of the embedded form.
 import { beforeAll, describe, expect, test } from 'bun:test'
@@ -12,7 +14,8 @@ import { linkOf, type LoadedPatient, loadSyntheaPatient, pageAll } from './expor
 import { useTestServer } from './harness'
 import { call, createOrg, expectError, type Org } from './patients-client'
 
-const s = useTestServer({ EXPORT_INLINE_MAX: '50' })
+// No rate limit here: one test reads back every entry of the export.
+const s = useTestServer({ EXPORT_INLINE_MAX: '50', PATIENT_API_RATE_LIMIT: '0' })
 let org: Org
 let stranger: Org
 let alberto: LoadedPatient
@@ -57,9 +60,13 @@ describe('GET /patients/{id}/$everything', () => {
     expect(Object.keys(first).sort()).toEqual(['entry', 'link', 'resourceType', 'total', 'type'])
     expect(first.resourceType).toBe('Bundle')
     expect(first.type).toBe('searchset')
-    expect(first.total).toBe(compartment.length)
+    expect(first.total).toBe(alberto.refs.length)
     expect(first.entry).toHaveLength(7)
-    expect(first.entry[0]).toEqual({ fullUrl: `${s.base}/fhir/Patient/${alberto.patientId}`, resource: expect.any(Object), search: { mode: 'match' } })
+    expect(first.entry[0]).toEqual({
+      fullUrl: `${s.base}/patients/user_42/fhir/Patient/${alberto.patientId}`,
+      resource: expect.any(Object),
+      search: { mode: 'match' },
+    })
     expect(linkOf(first, 'self')).toBe(`${s.base}/patients/user_42/$everything?_count=7`)
     expect(linkOf(first, 'previous')).toBeUndefined()
     const next = new URL(linkOf(first, 'next') as string)
@@ -69,9 +76,7 @@ describe('GET /patients/{id}/$everything', () => {
     const forward = await pageAll(first, 'next', get)
     expect(forward.pages).toHaveLength(Math.ceil(compartment.length / 7))
     expect(new Set(forward.refs).size).toBe(forward.refs.length)
-    expect(sorted(forward.refs)).toEqual(sorted(compartment))
-    // Practitioner and Organization are referenced, not in the compartment: not the patient's records.
-    expect(forward.refs.some((r) => r.startsWith('Practitioner/') || r.startsWith('Organization/'))).toBe(false)
+    expect(sorted(forward.refs)).toEqual(sorted(alberto.refs))
 
     const last = forward.pages[forward.pages.length - 1]
     expect(linkOf(last, 'next')).toBeUndefined()
@@ -79,6 +84,69 @@ describe('GET /patients/{id}/$everything', () => {
     expect(before.searchParams.get('ending_before')).toMatch(/^[0-9A-Za-z]{12}$/)
     const backward = await pageAll(last, 'previous', get)
     expect(backward.refs).toEqual(forward.refs)
+  })
+
+  test('entry by entry the same as FHIR Patient/{id}/$everything; the compartment is match, what it references include', async () => {
+    const ours = await pageAll(await (await exportOf(org, 'user_42', '_count=50')).json(), 'next', get)
+    const fhirFirst: any = await (await s.fhirFetch(`/Patient/${alberto.patientId}/$everything?_count=50`)).json()
+    const theirs = await pageAll(fhirFirst, 'next', async (url) => (await s.fhirFetch(url.slice(s.fhir.length))).json())
+    const entries = (p: { pages: any[] }) => p.pages.flatMap((b) => b.entry ?? [])
+    const [a, b] = [entries(ours), entries(theirs)]
+    expect(a.length).toBe(b.length)
+    expect(a.length).toBe(alberto.refs.length)
+    const inCompartment = new Set(compartment)
+    for (let i = 0; i < a.length; i++) {
+      const ref = `${b[i].resource.resourceType}/${b[i].resource.id}`
+      expect(`${a[i].resource.resourceType}/${a[i].resource.id}`).toBe(ref)
+      expect(a[i].resource).toEqual(b[i].resource)
+      expect(a[i].fullUrl).toBe(`${s.base}/patients/user_42/fhir/${ref}`)
+      expect({ ref, mode: a[i].search.mode }).toEqual({ ref, mode: inCompartment.has(ref) ? 'match' : 'include' })
+    }
+    const included = a.filter((e) => e.search.mode === 'include').map((e) => e.resource.resourceType)
+    expect(included).toContain('Practitioner')
+    expect(included).toContain('Organization')
+  })
+
+  test('every fullUrl, and every reference inside the export, reads back with the organization key', async () => {
+    const all = await pageAll(await (await exportOf(org, 'user_42', '_count=100')).json(), 'next', get)
+    const entries = all.pages.flatMap((b) => b.entry)
+    const byUrl = new Map(entries.map((e: any) => [e.fullUrl, e.resource]))
+    for (const [url, resource] of byUrl) {
+      const res = await call(s, org, (url as string).slice(s.base.length))
+      expect({ url, status: res.status }).toEqual({ url, status: 200 })
+      expect(await res.json()).toEqual(resource)
+    }
+    // Relative references resolve against the fullUrl's base to entries of the export.
+    const base = `${s.base}/patients/user_42/fhir`
+    const refs = new Set<string>()
+    const walk = (v: any) => {
+      if (Array.isArray(v)) v.forEach(walk)
+      else if (v && typeof v === 'object') {
+        if (typeof v.reference === 'string' && /^[A-Z][A-Za-z]+\/[^/]+$/.test(v.reference)) refs.add(v.reference)
+        Object.values(v).forEach(walk)
+      }
+    }
+    entries.forEach((e: any) => walk(e.resource))
+    expect([...refs].some((r) => r.startsWith('Practitioner/'))).toBe(true)
+    expect([...refs].filter((r) => !byUrl.has(`${base}/${r}`))).toEqual([])
+    // Only that patient's export: another organization, another patient's resource, or a made-up id are 404.
+    const first = entries[1].fullUrl.slice(s.base.length)
+    await expectError(await call(s, stranger, first), 404, 'not_found_error', 'resource_not_found')
+    const other: any = await (await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', name: [{ family: 'Other' }] } })).json()
+    await expectError(await call(s, org, `/patients/user_42/fhir/Patient/${other.id}`), 404, 'not_found_error', 'resource_not_found', 'id')
+    await expectError(await call(s, org, `/patients/unlinked/fhir/Patient/${alberto.patientId}`), 404, 'not_found_error', 'resource_not_found', 'id')
+    // The FHIR base itself stays closed to an organization key.
+    expect((await call(s, org, `/fhir/Patient/${alberto.patientId}`)).status).toBe(401)
+  })
+
+  test('the self link carries the parameters applied, not unknown ones', async () => {
+    const b: any = await (await exportOf(org, 'user_42', '_count=3&foo=bar&_type=Encounter,Condition&_pretty=true')).json()
+    expect(linkOf(b, 'self')).toBe(`${s.base}/patients/user_42/$everything?_type=Condition%2CEncounter&_count=3`)
+    const next = linkOf(b, 'next') as string
+    const second: any = await get(`${next}&junk=1`)
+    const cursor = new URL(next).searchParams.get('starting_after')
+    expect(linkOf(second, 'self')).toBe(`${s.base}/patients/user_42/$everything?_type=Condition%2CEncounter&_count=3&starting_after=${cursor}`)
+    expect(linkOf(await (await exportOf(org, 'user_42', 'x=1')).json(), 'self')).toBe(`${s.base}/patients/user_42/$everything`)
   })
 
   test('_type and _since filter; the links keep the filters', async () => {
@@ -97,6 +165,12 @@ describe('GET /patients/{id}/$everything', () => {
     expect((await s.fhirFetch(`/Encounter/${enc.id}`, { method: 'PUT', json: { ...enc, status: 'cancelled' } })).status).toBe(200)
     const since: any = await (await exportOf(org, 'user_42', `_since=${encodeURIComponent(t.toISOString())}`)).json()
     expect(refsOf(since)).toEqual([`Encounter/${enc.id}`])
+    // "changed after": exclusive. A resource whose lastUpdated equals _since is not in; one a millisecond earlier is.
+    const updated: any = await (await s.fhirFetch(`/Encounter/${enc.id}`)).json()
+    const at = updated.meta.lastUpdated as string
+    expect(refsOf(await (await exportOf(org, 'user_42', `_since=${encodeURIComponent(at)}`)).json())).toEqual([])
+    const justBefore = new Date(Date.parse(at) - 1).toISOString()
+    expect(refsOf(await (await exportOf(org, 'user_42', `_since=${encodeURIComponent(justBefore)}`)).json())).toEqual([`Encounter/${enc.id}`])
     const byDate: any = await (await exportOf(org, 'user_42', '_since=2999-01-01')).json()
     expect(byDate.total).toBe(0)
     expect(byDate.entry).toEqual([])
@@ -146,7 +220,7 @@ describe('page cache', () => {
       expect(sorted(all.refs)).toEqual(sorted(alberto.refs))
       // The patient API's export shares the implementation and the worker.
       const viaApi: any = await (await exportOf(org, 'user_42', '_count=100')).json()
-      expect(viaApi.total).toBe(compartment.length)
+      expect(viaApi.total).toBe(alberto.refs.length)
     } finally {
       redis.disconnect()
     }
@@ -162,9 +236,9 @@ describe('page cache', () => {
     })
     const [{ n: cursorsBefore }] = await s.sql<{ n: number }[]>`select count(*)::int as n from export_cursor`
     const first: any = await exportPatientPage(deps, req('_count=9'))
-    expect(first.total).toBe(compartment.length)
+    expect(first.total).toBe(alberto.refs.length)
     const all = await pageAll(first, 'next', async (url) => exportPatientPage(deps, req(new URL(url).search.slice(1))))
-    expect(sorted(all.refs)).toEqual(sorted(compartment))
+    expect(sorted(all.refs)).toEqual(sorted(alberto.refs))
     const [{ n: cursorsAfter }] = await s.sql<{ n: number }[]>`select count(*)::int as n from export_cursor`
     expect(cursorsAfter).toBeGreaterThan(cursorsBefore)
     // A PostgreSQL cursor is unknown to the Redis cache of the HTTP surface, and the other way round.

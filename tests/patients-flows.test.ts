@@ -90,6 +90,22 @@ describe('POST /patient-flows', () => {
     await expectError(await call(s, org, '/patients/v'), 404, 'not_found_error', 'resource_not_found')
   })
 
+  test('a value of the wrong type: the message names the field and what was expected (no "Expected union value")', async () => {
+    const org = await createOrg(s)
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ patient_email: 42 }, 'patient_email', /^Invalid patient_email: expected an email address or null, got number 42$/],
+      [{ return_button_label: 'x'.repeat(61) }, 'return_button_label', /^Invalid return_button_label: expected a string of 1 to 60 characters or null/],
+      [{ metadata: ['a'] }, 'metadata', /^Invalid metadata: expected a JSON object or null, got an array$/],
+      [{ expires_in: '1800' }, 'expires_in', /^Invalid expires_in: expected an integer from 60 to 86400, got a 4-character string$/],
+      [{ recommended_connection_ids: 'fhirsrc_x' }, 'recommended_connection_ids', /expected an array of strings or null/],
+    ]
+    for (const [body, param, message] of cases) {
+      const e = await expectError(await flow(org, { patient_id: 'm', ...body }), 400, 'invalid_request_error', 'invalid_data', param)
+      expect(e.message).toMatch(message)
+      expect(e.message).not.toContain('union')
+    }
+  })
+
   test('recommended_connection_ids must name known sources', async () => {
     const org = await createOrg(s)
     const a = await createSource(s)

@@ -74,7 +74,7 @@ export function pickerHtml(p: PickerPage): string {
     }
   </section>
   <form class="done" method="post" action="${action}/done">
-    <button type="submit">${text(p.returnButtonLabel ? `Done — return to ${p.returnButtonLabel}` : 'Done')}</button>
+    <button type="submit">${text(p.returnButtonLabel ?? 'Done')}</button>
   </form>`
   return page('Connect your health records', body)
 }

@@ -1,7 +1,7 @@
 // TypeBox models of the patient API's request bodies (also the OpenAPI document's schemas), and the one
 // check that turns the first mismatch into a 400 naming the parameter: a missing or unknown field is
 // bad_request, a value of the wrong type invalid_data.
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { Kind, type Static, type TSchema, Type } from '@sinclair/typebox'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { badRequest, invalidData } from '../../shared/patients/api-error'
@@ -71,7 +71,40 @@ export function parseBody<S extends TSchema>(schema: S, body: unknown): Static<S
     if (e.type === ValueErrorType.ObjectRequiredProperty) throw badRequest(`Missing required parameter: ${param}`, param ?? undefined)
     if (e.type === ValueErrorType.ObjectAdditionalProperties) throw badRequest(`Received unknown parameter: ${param}`, param ?? undefined)
     if (param === null) throw badRequest(`Invalid request body: ${e.message}`)
-    throw invalidData(param, `Invalid ${param}: ${e.message}`)
+    throw invalidData(param, `Invalid ${param}: expected ${expected(e.schema)}, got ${described(e.value)}`)
   }
   return body as Static<S>
+}
+
+/** What a schema accepts, in words (`a string of 1-60 characters or null`), for validation messages. */
+export function expected(schema: TSchema): string {
+  const kind = schema[Kind] as string
+  if (kind === 'Union') return (schema.anyOf as TSchema[]).map(expected).join(' or ')
+  if (kind === 'Null') return 'null'
+  if (kind === 'String') {
+    if (schema.format === 'email') return 'an email address'
+    if (schema.format === 'uri') return 'an http(s) URL'
+    return `a string${range(schema.minLength, schema.maxLength, ' characters')}`
+  }
+  if (kind === 'Integer') return `an integer${range(schema.minimum, schema.maximum, '').replace(' of ', ' from ')}`
+  if (kind === 'Number') return `a number${range(schema.minimum, schema.maximum, '').replace(' of ', ' from ')}`
+  if (kind === 'Boolean') return 'true or false'
+  if (kind === 'Array') return `an array of ${expected(schema.items as TSchema).replace(/^an? /, '')}s`.replace(/ss$/, 's')
+  if (kind === 'Record' || kind === 'Object') return 'a JSON object'
+  return kind.toLowerCase()
+}
+
+function range(min: number | undefined, max: number | undefined, unit: string): string {
+  if (min !== undefined && max !== undefined) return ` of ${min} to ${max}${unit}`
+  if (max !== undefined) return ` of at most ${max}${unit}`
+  if (min !== undefined) return ` of at least ${min}${unit}`
+  return ''
+}
+
+function described(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'string') return `a ${v.length}-character string`
+  if (typeof v === 'object') return 'an object'
+  return `${typeof v} ${JSON.stringify(v)}`
 }

@@ -168,6 +168,13 @@ export function openApiDocument() {
           },
         ),
       },
+      '/patients/{id}/fhir/{type}/{resource_id}': {
+        get: op(
+          'Read one resource of the patient export (what each entry fullUrl points at)',
+          { type: 'object', properties: { resourceType: { type: 'string' }, id: { type: 'string' } } },
+          { parameters: [id, p('type', 'path', { type: 'string' }), p('resource_id', 'path', { type: 'string' })] },
+        ),
+      },
       '/connections': {
         get: op('List FHIR sources', listOf('FhirSource'), {
           parameters: [...listParams, p('q', 'query', { type: 'string' }), p('type', 'query', { type: 'string' })],

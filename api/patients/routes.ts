@@ -17,6 +17,7 @@ const KNOWN = [
   { path: /^\/patients$/, methods: ['GET', 'POST'] },
   { path: /^\/patients\/[^/]+$/, methods: ['GET', 'PUT', 'DELETE'] },
   { path: /^\/patients\/[^/]+\/(patient-flows|sessions|\$everything)$/, methods: ['GET'] },
+  { path: /^\/patients\/[^/]+\/fhir\/[^/]+\/[^/]+$/, methods: ['GET'] },
   { path: /^\/(patient-flows|sessions)$/, methods: ['POST'] },
   { path: /^\/(patient-flows|sessions)\/[^/]+$/, methods: ['GET'] },
   { path: /^\/connections(\/.*)?$/, methods: ['GET'] },

@@ -23,6 +23,7 @@ export const ExportCacheJob = defineJob(
     filter: Type.Object({
       types: Type.Optional(Type.Array(Type.String())),
       since: Type.Optional(Type.String()),
+      after: Type.Optional(Type.String()),
       lastUpdated: Type.Optional(Type.Array(Type.String())),
       followReferences: Type.Boolean(),
     }),

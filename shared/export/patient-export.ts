@@ -1,10 +1,12 @@
 // The patient API's export (`GET /patients/{id}/$everything`): the latest stored FHIR resources of an
 // organization's patient as a paged searchset Bundle. The records of a patient are the Patient
 // compartments of the FHIR Patients carrying the organization's patient-id identifier
-// (shared/patients/identifier.ts); unlike the FHIR operation, resources outside them (a referenced
-// Practitioner or Organization) are not the patient's and are not exported. The patient API route
-// resolves the organization and the patient, then calls this; pages come from the same export core
-// and page cache as Patient/$everything. Spec: patient-connection-api.md, "Export query parameters".
+// (shared/patients/identifier.ts), with `search.mode` `match`, and, as FHIR Patient/$everything does,
+// the resources they reference (a Practitioner, an Organization), with `search.mode` `include`, so
+// no reference dangles. Every fullUrl is under `{base}/patients/{id}/fhir`, which the organization's
+// key can read (patient-record.ts). The patient API route resolves the organization and the patient,
+// then calls this; pages come from the same export core and page cache as Patient/$everything.
+// Spec: patient-connection-api.md, "Export query parameters" (`_since`: "changed after", exclusive).
 import type { Config } from '../config'
 import type { Repo } from '../fhir/repo/repo'
 import type { Jobs } from '../jobs/queues'
@@ -73,7 +75,7 @@ export async function exportPatientPage(deps: PatientExportDeps, req: PatientExp
     }
   } else {
     const selector = { kind: 'identifier' as const, system: patientIdSystem(req.organizationId), value: req.patientId }
-    page = await firstExportPage(core, { selector, filter: { types, since, followReferences: false }, scope, params }, count)
+    page = await firstExportPage(core, { selector, filter: { types, after: since, followReferences: true }, scope, params }, count)
   }
   return exportBundle(req, count, page ?? { total: 0, start: 0, resources: [], params })
 }
@@ -93,16 +95,28 @@ function exportBundle(req: PatientExportRequest, count: number, page: ExportPage
     q.set(name, cursor)
     return `${req.selfUrl}?${q}`
   }
-  const self = req.query.toString()
+  // The parameters this page applied (filters as normalised, _count and the cursor when given), not
+  // whatever else the request carried.
+  const applied = new URLSearchParams(page.params)
+  if (req.query.has('_count')) applied.set('_count', String(count))
+  for (const name of ['starting_after', 'ending_before']) if (req.query.has(name)) applied.set(name, req.query.get(name) as string)
+  const self = applied.toString()
   const links = [{ relation: 'self', url: self ? `${req.selfUrl}?${self}` : req.selfUrl }]
   if (page.next) links.push({ relation: 'next', url: link('starting_after', page.next) })
   if (page.previous) links.push({ relation: 'previous', url: link('ending_before', page.previous) })
-  const base = req.selfUrl.replace(/\/patients\/[^/]+\/\$everything$/, '/fhir')
+  const base = recordBase(req.selfUrl)
   return {
     resourceType: 'Bundle',
     type: 'searchset',
     total: page.total,
     link: links,
-    entry: page.resources.map((r) => ({ fullUrl: `${base}/${r.type}/${r.id}`, resource: JSON.parse(r.content), search: { mode: 'match' } })),
+    entry: page.resources.map((r) => ({
+      fullUrl: `${base}/${r.type}/${r.id}`,
+      resource: JSON.parse(r.content),
+      search: { mode: r.included ? 'include' : 'match' },
+    })),
   }
 }
+
+/** Where the export's resources can be read with the organization's key: `{base}/patients/{id}/fhir`. */
+export const recordBase = (exportUrl: string) => exportUrl.replace(/\/\$everything$/, '/fhir')
