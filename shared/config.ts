@@ -20,6 +20,7 @@ export const Env = Type.Object({
   MAX_PAGE_SIZE: Type.Optional(Int),
   MAX_BODY_BYTES: Type.Optional(Int),
   MAX_BUNDLE_ENTRIES: Type.Optional(Int),
+  MAX_INCLUDED_RESOURCES: Type.Optional(Int),
   DB_POOL_MAX: Type.Optional(Int),
   DB_PLAN_CACHE_MODE: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('force_generic_plan'), Type.Literal('force_custom_plan')])),
   ADMIN_API_KEY: Type.Optional(Type.String({ minLength: 16 })),
@@ -71,6 +72,9 @@ export interface Config {
   maxBodyBytes: number
   /** Entries a transaction or batch Bundle may have (413 beyond). */
   maxBundleEntries: number
+  /** Resources `_include`/`_revinclude` may add to one search page (HAPI's maximumIncludesToLoadPerPage,
+   *  1000); beyond, the Bundle carries the first ones and an OperationOutcome entry saying so. */
+  maxIncludedResources: number
   dbPoolMax: number
   /**
    * PostgreSQL's plan_cache_mode on the pool's connections. The statements are prepared and written so
@@ -166,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPageSize: Number(e.MAX_PAGE_SIZE ?? 200),
     maxBodyBytes: Number(e.MAX_BODY_BYTES ?? 50 * 1024 * 1024),
     maxBundleEntries: Number(e.MAX_BUNDLE_ENTRIES ?? 20_000),
+    maxIncludedResources: Number(e.MAX_INCLUDED_RESOURCES ?? 1000),
     dbPoolMax: e.DB_POOL_MAX !== undefined ? Number(e.DB_POOL_MAX) : defaultPoolSize(),
     dbPlanCacheMode: e.DB_PLAN_CACHE_MODE ?? 'force_generic_plan',
     adminApiKey: e.ADMIN_API_KEY,

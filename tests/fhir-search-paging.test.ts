@@ -290,10 +290,10 @@ describe('_total, _summary=count, _count=0, _elements', () => {
 // --- bad searches -------------------------------------------------------------------------------------
 
 describe('bad searches', () => {
-  test('an unknown parameter is 400 HAPI-1223, listing every standard Patient parameter', async () => {
+  test('an unknown parameter is 400 HAPI-0524 (BaseStorageDao.translateRawParameters), listing every standard Patient parameter', async () => {
     const { status, diagnostics } = await outcome('/Patient?nonsense=1')
     expect(status).toBe(400)
-    expect(diagnostics).toContain('HAPI-1223')
+    expect(diagnostics).toContain('HAPI-0524')
     expect(diagnostics).toContain('"nonsense"')
     const bundle = JSON.parse(readFileSync(dataPath('r4-search-parameters.json'), 'utf8'))
     const patientParams: string[] = bundle.entry
@@ -303,7 +303,7 @@ describe('bad searches', () => {
     expect(patientParams.length).toBeGreaterThan(10)
     const listed =
       /\[([^\]]*)\]/
-        .exec(diagnostics.slice(diagnostics.indexOf('HAPI-1223')))?.[1]
+        .exec(diagnostics.slice(diagnostics.indexOf('HAPI-0524')))?.[1]
         .split(',')
         .map((x) => x.trim()) ?? []
     for (const code of patientParams) expect(listed).toContain(code)

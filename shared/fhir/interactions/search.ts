@@ -46,7 +46,13 @@ export async function searchPage(req: FhirRequest, ctx: SearchDeps, token: PageT
 
 async function search(req: FhirRequest, ctx: SearchDeps, target: SearchTarget, query: URLSearchParams, cursor?: Cursor): Promise<FhirResponse> {
   const lenient = /handling\s*=\s*lenient/i.test(req.headers.prefer ?? '')
-  const q = parseSearch(target.types, query, { defaultCount: ctx.config.defaultPageSize, maxCount: ctx.config.maxPageSize, lenient })
+  const q = parseSearch(target.types, query, {
+    defaultCount: ctx.config.defaultPageSize,
+    maxCount: ctx.config.maxPageSize,
+    lenient,
+    rest: true,
+    maxIncluded: ctx.config.maxIncludedResources,
+  })
   if (target.compartment) q.criteria.push(compartmentCriterion(target.compartment.type, target.compartment.id, target.types[0]))
   const page = await ctx.search.page(q, ctx.baseUrl, cursor)
   const bundle: any = { resourceType: 'Bundle', id: crypto.randomUUID(), meta: { lastUpdated: new Date().toISOString() }, type: 'searchset' }
@@ -58,9 +64,21 @@ async function search(req: FhirRequest, ctx: SearchDeps, target: SearchTarget, q
     return `${ctx.baseUrl}?${params}`
   }
   bundle.link = [{ relation: 'self', url: cursor ? `${ctx.baseUrl}?${req.query}` : selfUrl(req, ctx.baseUrl) }]
-  if (page.next) bundle.link.push({ relation: 'next', url: link(page.next) })
-  if (page.previous) bundle.link.push({ relation: 'previous', url: link(page.previous) })
+  if (q.offset !== undefined) {
+    // `_offset` paging, as HAPI: the links are this search again at the next and previous offsets.
+    const at = (offset: number) => {
+      const params = new URLSearchParams(req.query)
+      params.set('_offset', String(offset))
+      return selfUrl({ path: req.path, query: params }, ctx.baseUrl)
+    }
+    if (page.next) bundle.link.push({ relation: 'next', url: at(q.offset + q.count) })
+    if (q.offset > 0) bundle.link.push({ relation: 'previous', url: at(Math.max(0, q.offset - q.count)) })
+  } else {
+    if (page.next) bundle.link.push({ relation: 'next', url: link(page.next) })
+    if (page.previous) bundle.link.push({ relation: 'previous', url: link(page.previous) })
+  }
   if (q.summaryCount) return { status: 200, resource: bundle }
+  const outcome = page.includesCut ? [includesCutOutcome(page.includesCut.limit)] : []
   if (q.subset) {
     const subset = q.subset
     const entry = (v: SearchMatch, mode: 'match' | 'include') => ({
@@ -68,15 +86,36 @@ async function search(req: FhirRequest, ctx: SearchDeps, target: SearchTarget, q
       resource: applySubset(parseFhirJson(v.content as string), subset),
       search: { mode },
     })
-    bundle.entry = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include'))]
+    bundle.entry = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include')), ...outcome]
     return { status: 200, resource: bundle }
   }
   // The stored JSON of each resource is spliced in as it is: no parse and re-serialise per entry.
   const entry = (v: SearchMatch, mode: string) =>
     `{"fullUrl":${JSON.stringify(`${ctx.baseUrl}/${v.type}/${v.id}`)},"resource":${v.content},"search":{"mode":"${mode}"}}`
-  const entries = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include'))]
+  const entries = [...page.matches.map((m) => entry(m, 'match')), ...page.included.map((m) => entry(m, 'include')), ...outcome.map((o) => JSON.stringify(o))]
   const head = JSON.stringify(bundle)
   return { status: 200, text: `${head.slice(0, -1)},"entry":[${entries.join(',')}]}` }
+}
+
+/**
+ * The entry (search.mode `outcome`) that says the page's included resources were cut at `limit`. HAPI
+ * cuts at 1,000 without a word; a client here learns that what it holds is incomplete, and what to do.
+ * https://hl7.org/fhir/R4/bundle-definitions.html#Bundle.entry.search.mode
+ */
+function includesCutOutcome(limit: number): any {
+  return {
+    resource: {
+      resourceType: 'OperationOutcome',
+      issue: [
+        {
+          severity: 'warning',
+          code: 'incomplete',
+          diagnostics: `Only the first ${limit} resources found by _include and _revinclude are in this page (MAX_INCLUDED_RESOURCES = ${limit}); ask for fewer matches per page (_count) to have them all.`,
+        },
+      ],
+    },
+    search: { mode: 'outcome' },
+  }
 }
 
 function stripPaging(query: URLSearchParams): URLSearchParams {

@@ -31,6 +31,8 @@ export interface SearchPage {
   next?: Cursor
   previous?: Cursor
   total?: number
+  /** `_include`/`_revinclude` found more than the page may carry (include.ts). */
+  includesCut?: { limit: number }
 }
 
 const ROW = 'r0'
@@ -62,7 +64,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     where ${scan ? scan.where : where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
       ${scan && cursor?.keys[0] ? sql`and ${scan.bound(cursor.keys[0], reverse)}` : sql``}
     order by ${order}
-    limit ${q.count + 1}`
+    limit ${q.count + 1} ${q.offset ? sql`offset ${q.offset}` : sql``}`
   const more = rows.length > q.count
   const page = rows.slice(0, q.count)
   if (reverse) page.reverse()
@@ -79,8 +81,10 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   }
   if (q.total === 'accurate') result.total = await countOf(sql, where)
   else if (q.total === 'estimate') result.total = await estimateOf(sql, where)
-  else if (q.total !== 'none' && !cursor && !more) result.total = matches.length
-  result.included = await loadIncludes(sql, q, matches)
+  else if (q.total !== 'none' && !cursor && !q.offset && !more) result.total = matches.length
+  const included = await loadIncludes(sql, q, matches)
+  result.included = included.matches
+  if (included.cut) result.includesCut = included.cut
   return result
 }
 
@@ -124,7 +128,7 @@ interface SortKey {
 
 function sortKeys(sql: Sql, sort: SortSpec[], asOf: string): SortKey[] {
   const r = sql(ROW)
-  return sort.map((s) => {
+  return sort.flatMap((s) => {
     if (s.code === '_id') return { expr: sql`${r}.id`, desc: s.desc }
     if (s.code === '_lastUpdated') {
       const expr = sql`(case when ${r}.last_updated <= ${asOf}::timestamptz then ${r}.last_updated
@@ -133,7 +137,8 @@ function sortKeys(sql: Sql, sort: SortSpec[], asOf: string): SortKey[] {
     }
     const h = handlerFor(s.def!.type)
     if (!h?.sortValue) return { expr: sql`null::text`, desc: s.desc }
-    return { expr: sql`(select ${h.sortValue(sql, s.desc)} from ${sql(h.table)} i where i.rid = ${r}.rid and ${codeMatch(sql, s.def!)})`, desc: s.desc }
+    const values = [h.sortValue(sql, s.desc)].flat()
+    return values.map((v) => ({ expr: sql`(select ${v} from ${sql(h.table)} i where i.rid = ${r}.rid and ${codeMatch(sql, s.def!)})`, desc: s.desc }))
   })
 }
 

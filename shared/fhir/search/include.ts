@@ -1,40 +1,51 @@
 // _include and _revinclude for one page of matches: targets of the named reference parameters, and
 // resources referring to the matches. Non-iterating ones run once on the matches; :iterate ones repeat
-// on what was added until nothing new comes (HAPI's order: revincludes, then includes), capped per page.
+// on what was added until nothing new comes (HAPI's order: revincludes, then includes), capped per page
+// (MAX_INCLUDED_RESOURCES; HAPI caps silently, here the cut is reported for the Bundle to say so).
 // https://hl7.org/fhir/R4/search.html#include
 import type { Sql } from '../../db/client'
 import { type SearchMatch, toMatch } from './match'
 import type { IncludeSpec, SearchQuery } from './query'
 
-/** HAPI's maxIncludesPerPage default. */
-const MAX_INCLUDES = 1000
+/** HAPI's maximumIncludesToLoadPerPage default, when the query names no limit (MAX_INCLUDED_RESOURCES). */
+export const DEFAULT_MAX_INCLUDED = 1000
 const MAX_ROUNDS = 10
 
-export async function loadIncludes(sql: Sql, q: SearchQuery, matches: SearchMatch[]): Promise<SearchMatch[]> {
-  if (matches.length === 0 || (q.include.length === 0 && q.revinclude.length === 0)) return []
+export interface Included {
+  matches: SearchMatch[]
+  /** More would have been included than the limit allows: the page carries the first `limit`. */
+  cut?: { limit: number }
+}
+
+export async function loadIncludes(sql: Sql, q: SearchQuery, matches: SearchMatch[]): Promise<Included> {
+  if (matches.length === 0 || (q.include.length === 0 && q.revinclude.length === 0)) return { matches: [] }
+  const limit = q.maxIncluded ?? DEFAULT_MAX_INCLUDED
   const seen = new Set(matches.map((m) => m.rid))
   const out: SearchMatch[] = []
+  let cut = false
   const add = (rows: SearchMatch[]) => {
     const fresh = rows.filter((r) => !seen.has(r.rid))
     for (const r of fresh) seen.add(r.rid)
-    out.push(...fresh.slice(0, MAX_INCLUDES - out.length))
+    if (fresh.length > limit - out.length) cut = true
+    out.push(...fresh.slice(0, limit - out.length))
     return fresh
   }
   const once = (specs: IncludeSpec[], iterate: boolean) => specs.filter((s) => s.iterate === iterate)
-  add(await revincluded(sql, once(q.revinclude, false), matches))
-  add(await included(sql, once(q.include, false), matches))
+  // One more row than the limit is read: it tells a cut from an exact fit.
+  add(await revincluded(sql, once(q.revinclude, false), matches, limit + 1))
+  add(await included(sql, once(q.include, false), matches, limit + 1))
   let frontier = out.length > 0 ? out.slice() : []
   const iterRev = once(q.revinclude, true)
   const iterInc = once(q.include, true)
   if (iterRev.length + iterInc.length > 0) frontier = [...matches, ...out]
-  for (let round = 0; round < MAX_ROUNDS && frontier.length > 0 && out.length < MAX_INCLUDES; round++) {
-    const added = [...add(await revincluded(sql, iterRev, frontier)), ...add(await included(sql, iterInc, frontier))]
+  for (let round = 0; round < MAX_ROUNDS && frontier.length > 0 && out.length < limit; round++) {
+    const added = [...add(await revincluded(sql, iterRev, frontier, limit + 1)), ...add(await included(sql, iterInc, frontier, limit + 1))]
     frontier = added
   }
-  return out
+  return cut ? { matches: out, cut: { limit } } : { matches: out }
 }
 
-async function included(sql: Sql, specs: IncludeSpec[], from: SearchMatch[]): Promise<SearchMatch[]> {
+async function included(sql: Sql, specs: IncludeSpec[], from: SearchMatch[], limit: number): Promise<SearchMatch[]> {
   const out: SearchMatch[] = []
   for (const spec of specs) {
     const sources = from.filter((f) => spec.sourceType === '*' || f.type === spec.sourceType).map((f) => f.rid)
@@ -48,13 +59,13 @@ async function included(sql: Sql, specs: IncludeSpec[], from: SearchMatch[]): Pr
               ${spec.targetType ? sql`and i.target_type = ${spec.targetType}` : sql``}) t
         on r.res_type = t.target_type and r.id = t.target_id
       where not r.deleted
-      limit ${MAX_INCLUDES}`
+      limit ${limit}`
     out.push(...rows.map(toMatch))
   }
   return out
 }
 
-async function revincluded(sql: Sql, specs: IncludeSpec[], from: SearchMatch[]): Promise<SearchMatch[]> {
+async function revincluded(sql: Sql, specs: IncludeSpec[], from: SearchMatch[], limit: number): Promise<SearchMatch[]> {
   const out: SearchMatch[] = []
   for (const spec of specs) {
     const targets = spec.targetType ? from.filter((f) => f.type === spec.targetType) : from
@@ -68,7 +79,7 @@ async function revincluded(sql: Sql, specs: IncludeSpec[], from: SearchMatch[]):
       where not r.deleted
         ${spec.sourceType === '*' ? sql`` : sql`and r.res_type = ${spec.sourceType}`}
         ${spec.code === '*' ? sql`` : sql`and i.code = ${spec.code}`}
-      limit ${MAX_INCLUDES}`
+      limit ${limit}`
     out.push(...rows.map(toMatch))
   }
   return out

@@ -24,6 +24,7 @@ export interface ParamHandler {
   predicate(sql: Sql, value: string, ctx: PredicateContext): Fragment
   /** Modifiers answered as NOT EXISTS of the positive predicate (token `:not`). */
   negating?: ReadonlySet<string>
-  /** The value one resource sorts by, aggregated over its rows `i` (min ascending, max descending). */
-  sortValue?(sql: Sql, desc: boolean): Fragment
+  /** The value one resource sorts by, aggregated over its rows `i` (min ascending, max descending); several
+   *  for a type that sorts by more than one column (token: system, then code). */
+  sortValue?(sql: Sql, desc: boolean): Fragment | Fragment[]
 }

@@ -1,5 +1,6 @@
 // Query string -> SearchQuery: names, modifiers, chains, _has, includes, sort, paging and result
-// parameters, validated as HAPI does (unknown parameter: 400 HAPI-1223, listing the valid ones).
+// parameters, validated as HAPI does (unknown parameter: 400, listing the valid ones: HAPI-0524 on the
+// REST search path, BaseStorageDao.translateRawParameters; HAPI-1223 elsewhere, as HAPI's DAO).
 // Values are checked when compiled, by their type's handler. https://hl7.org/fhir/R4/search.html
 import { AppError, invalid } from '../../errors'
 import { isResourceType } from '../definitions/resource-types'
@@ -24,6 +25,7 @@ const RESULT_PARAMS = new Set([
   '_type',
   '_getpages',
   '_getpagesoffset',
+  '_offset',
   '_bundletype',
   '_elements:exclude',
   '_include:iterate',
@@ -39,6 +41,10 @@ export interface ParseOptions {
   maxCount: number
   /** `Prefer: handling=lenient`: unknown parameters are ignored instead of rejected. */
   lenient?: boolean
+  /** A search over HTTP (GET /{type}?...): an unknown parameter is HAPI-0524, as HAPI's REST layer says it. */
+  rest?: boolean
+  /** Resources `_include` and `_revinclude` may add to one page (MAX_INCLUDED_RESOURCES). */
+  maxIncluded?: number
 }
 
 /** Parses the query of a search over `types` (one type, or several for a system search). */
@@ -74,7 +80,9 @@ export function parseSearch(types: string[], query: URLSearchParams, opts: Parse
   }
   const subset = parseSubset(query)
   const summaryCount = query.get('_summary') === 'count' || count === 0
-  return { types, criteria, include, revinclude, sort, count, total, summaryCount, subset, raw: query }
+  const offsetParam = query.get('_offset')
+  const offset = offsetParam === null ? undefined : parseOffset(offsetParam)
+  return { types, criteria, include, revinclude, sort, count, offset, total, summaryCount, subset, raw: query, maxIncluded: opts.maxIncluded }
 }
 
 /** One parameter of `types` (the first type's definition is used; a system search needs it common). */
@@ -112,7 +120,16 @@ function lookup(types: string[], name: string, opts: ParseOptions): SearchParamD
   if (opts.lenient) return undefined
   const type = types.length === 1 ? types[0] : types.join(',')
   const valid = [...new Set(types.flatMap((t) => [...searchParamsFor(t).keys()]))].sort()
-  throw invalid(`HAPI-1223: Unknown search parameter "${name}" for resource type "${type}". Valid search parameters for this search are: [${valid.join(', ')}]`)
+  throw invalid(
+    `${opts.rest ? 'HAPI-0524' : 'HAPI-1223'}: Unknown search parameter "${name}" for resource type "${type}". Valid search parameters for this search are: [${valid.join(', ')}]`,
+  )
+}
+
+/** `_offset`: HAPI's synchronous offset paging (BaseHapiFhirResourceDao.setOffsetAndCount); a whole number. */
+function parseOffset(value: string): number {
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw invalid(`Invalid _offset value: "${value}"`)
+  return n
 }
 
 function idCriterion(type: string, value: string): Criterion {

@@ -49,6 +49,10 @@ export interface SearchQuery {
   revinclude: IncludeSpec[]
   sort: SortSpec[]
   count: number
+  /** `_offset`: the page starts after this many matches (HAPI's synchronous offset paging). */
+  offset?: number
+  /** Resources `_include` and `_revinclude` may add to the page (include.ts's default when absent). */
+  maxIncluded?: number
   total?: 'none' | 'estimate' | 'accurate'
   summaryCount: boolean
   subset?: Subset

@@ -86,7 +86,8 @@ export const tokenHandler: ParamHandler = {
     if (code === '') return sql`i.system = ${system}`
     return sql`i.value = ${code} and i.system = ${system}`
   },
-  sortValue: (sql, desc) => (desc ? sql`max(i.value)` : sql`min(i.value)`),
+  // By system, then code, as HAPI's QueryStack.addSortOnToken.
+  sortValue: (sql, desc) => (desc ? [sql`max(i.system)`, sql`max(i.value)`] : [sql`min(i.system)`, sql`min(i.value)`]),
 }
 
 // system|code and its descendants (:below) or ancestors (:above), one join over the closure table.
