@@ -3,7 +3,7 @@
 // the CapabilityStatement with a public client, token refresh, and refresh failure with its event.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { verifySignature } from '../shared/webhooks/signature'
-import { adminFetch, call } from './patients-client'
+import { adminFetch, call, createSource } from './patients-client'
 import { useTestServer } from './harness'
 import { LOCAL_EHR, startTestEhr, type TestEhr } from './support/test-ehr'
 import {
@@ -127,6 +127,62 @@ describe('direct mode', () => {
     const back = await throughEhr(new URL(res.headers.get('location') as string))
     const ret = new URL(back.headers.get('location') as string)
     expect(Object.fromEntries(ret.searchParams)).toEqual({ patient_id: 'p-direct-deny', patient_flow_id: flow.id, success: 'false', error: 'user_denied' })
+  })
+})
+
+describe('a source that cannot be reached', () => {
+  test('direct mode: back to return_url with success=false and error=source_unavailable; the flow completes with the failed attempt', async () => {
+    const down = await createSource(s, { fhir_base_url: 'http://127.0.0.1:1/fhir', client_id: 'x' })
+    const noClient = await createSource(s)
+    for (const [i, source] of [down, noClient].entries()) {
+      const flow = await createFlow(s, setup.org, { patient_id: `p-down-${i}`, connection_id: source.id })
+      const res = await browserFetch(flow.url)
+      expect(res.status).toBe(302)
+      const ret = new URL(res.headers.get('location') as string)
+      expect(`${ret.origin}${ret.pathname}`).toBe('https://app.example.com/back')
+      expect(Object.fromEntries(ret.searchParams)).toEqual({
+        patient_id: `p-down-${i}`,
+        patient_flow_id: flow.id,
+        success: 'false',
+        error: 'source_unavailable',
+      })
+      const after = (await (await call(s, setup.org, `/patient-flows/${flow.id}`)).json()) as any
+      expect(after.status).toBe('complete')
+      expect(after.connections).toEqual([
+        {
+          id: null,
+          connection_id: source.id,
+          status: 'failed',
+          failure_code: 'source_unavailable',
+          failure_at: expect.any(String),
+          created_at: expect.any(String),
+        },
+      ])
+      // The page is over: opening it again offers the way back, not a dead end.
+      const again = await (await fetch(flow.url)).text()
+      expect(again).toContain(`href="https://app.example.com/back?patient_id=p-down-${i}&#38;patient_flow_id=${flow.id}">Done</a>`)
+    }
+  })
+
+  test('picker mode: the error page offers the picker and the return button', async () => {
+    const down = await createSource(s, { fhir_base_url: 'http://127.0.0.1:1/picker/fhir', client_id: 'x' })
+    const flow = await createFlow(s, setup.org, { patient_id: 'p-down-picker', return_button_label: 'Back to Acme' })
+    const res = await browserFetch(`${flow.url}/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ source_id: down.id }),
+    })
+    expect(res.status).toBe(502)
+    const html = await res.text()
+    expect(html).toContain(`<a href="${flow.url}">Pick another provider</a>`)
+    expect(html).toContain(`<form class="done" method="post" action="${flow.url}/done"><button type="submit">Back to Acme</button></form>`)
+    const none = await browserFetch(`${flow.url}/authorize`, { method: 'POST', body: new URLSearchParams({}) })
+    expect(none.status).toBe(400)
+    expect(await none.text()).toContain(`action="${flow.url}/done"`)
+    // The return button from the error page completes the flow and returns.
+    const back = await pressDone(flow)
+    expect(back.status).toBe(303)
+    expect(new URL(back.headers.get('location') as string).searchParams.get('patient_flow_id')).toBe(flow.id)
   })
 })
 

@@ -79,9 +79,27 @@ export function pickerHtml(p: PickerPage): string {
   return page('Connect your health records', body)
 }
 
-/** A page with a heading and a sentence: expired or completed flows, errors. */
-export function messageHtml(title: string, message: string): string {
-  return page(title, `<h1>${text(title)}</h1><p>${text(message)}</p>`)
+/**
+ * The way back a page about a known flow offers: while the flow is open, the picker (not in direct
+ * mode) and the return button (its Done form); once it is over, a link to return_url.
+ */
+export interface WayBack {
+  /** The return button's text: return_button_label, else "Done". */
+  label: string
+  pickerUrl?: string
+  doneAction?: string
+  returnUrl?: string
+}
+
+/** A page with a heading and a sentence: expired or completed flows, errors; with the way back when the flow is known. */
+export function messageHtml(title: string, message: string, back?: WayBack): string {
+  const picker = back?.pickerUrl ? `<p><a href="${attr(back.pickerUrl)}">Pick another provider</a></p>` : ''
+  const done = back?.doneAction
+    ? `<form class="done" method="post" action="${attr(back.doneAction)}"><button type="submit">${text(back.label)}</button></form>`
+    : back?.returnUrl
+      ? `<p class="done"><a href="${attr(back.returnUrl)}">${text(back.label)}</a></p>`
+      : ''
+  return page(title, `<h1>${text(title)}</h1><p>${text(message)}</p>${picker}${done}`)
 }
 
 function statusText(c: FlowConnectionItem): string {

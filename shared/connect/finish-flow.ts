@@ -4,7 +4,8 @@
 import type { Config } from '../config'
 import type { Sql } from '../db/client'
 import type { Jobs } from '../jobs/queues'
-import { type ConnectionRow } from '../patients/connections'
+import { type ConnectionRow, recordConnection } from '../patients/connections'
+import type { ReturnErrorCode } from '../patients/error-codes'
 import { completeFlow, type FlowPageUrl, type FlowRow, getFlow } from '../patients/flows'
 import { emitEvent } from '../webhooks/events'
 
@@ -20,6 +21,24 @@ export async function finishFlow(deps: FinishDeps, flow: FlowRow, pageUrl: FlowP
   const view = await getFlow(deps.sql, done.organization_id, done.kind, done.id, pageUrl)
   await emitEvent({ sql: deps.sql, jobs: deps.jobs, retryDelaysMs: deps.config.webhookRetryDelaysMs }, done.organization_id, `${done.kind}.completed`, view)
   return returnUrl(done, direct)
+}
+
+/**
+ * Direct mode could not send the patient to the source (its SMART endpoints did not answer, or it is
+ * not set up for connections): the attempt is recorded as a failed connection with `code`, the flow
+ * completes, and the patient goes back to return_url with success=false&error={code}, as a refusal
+ * at the source would. ../shared/notes/patient-api.md §6.1 (Direct mode, failure).
+ */
+export async function failDirectFlow(deps: FinishDeps, flow: FlowRow, pageUrl: FlowPageUrl, code: ReturnErrorCode): Promise<string> {
+  const connection = await recordConnection(deps.sql, {
+    organizationId: flow.organization_id,
+    patientId: flow.patient_id,
+    fhirSourceId: flow.connection_id as string,
+    flowId: flow.id,
+    status: 'failed',
+    failureCode: code,
+  })
+  return finishFlow(deps, flow, pageUrl, connection)
 }
 
 export function returnUrl(flow: FlowRow, direct?: ConnectionRow): string {

@@ -171,6 +171,10 @@ export const RETURN_ERROR_CODES = {
     when: 'The source’s sign-in ended with an error, or the code could not be exchanged for tokens.',
     action: 'Offer the patient to try again later; check the connection’s failure in GET /patients/{id}.',
   },
+  token_exchange_failed: {
+    when: 'The patient signed in at the source, but the source refused to exchange the authorization code for tokens.',
+    action: 'Offer the patient to try again; if it keeps failing the source’s client registration needs checking.',
+  },
   source_unavailable: {
     when: 'The source could not be reached before sign-in (its SMART configuration did not answer, or it is not set up for connections).',
     action: 'Try again later or offer another source; the flow is complete, so create a new one to retry.',
