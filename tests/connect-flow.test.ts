@@ -1,7 +1,8 @@
 // The connect flow end to end over real HTTP: a flow, its hosted page, Connect, SMART authorization
 // at the test EHR (PKCE, state, aud), the callback, the background pull into our FHIR store under our
 // ids, the Done button back to return_url; then periodic re-sync without duplicates, a change at the
-// source propagated, and disconnect removing the source's records.
+// source propagated, a resource deleted at the source deleted here, and disconnect removing the
+// source's records.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { patientIdSystem } from '../shared/patients/identifier'
 import { useTestServer } from './harness'
@@ -198,6 +199,45 @@ describe('picker mode, end to end', () => {
     expect(ours.meta.versionId).toBe('2')
     const versions = await s.sql<{ n: number }[]>`select count(*)::int as n from resource where version > 1`
     expect(versions[0].n).toBe(1)
+  })
+
+  test("a re-sync ends with the source's current set: what the source deleted is deleted here, history kept; the connection shows what changed", async () => {
+    const first = await syncDone(s, setup.org, patientId, conn.id)
+    // Delete at the source a resource nothing there references (the source refuses the others, 409).
+    let removed: { type: string; id: string } | undefined
+    for (const type of ['Immunization', 'Observation', 'Condition', 'Procedure']) {
+      const b = (await (await ehr.source.fhirFetch(`/Patient/${ehr.patientId}/${type}?_count=50`)).json()) as any
+      for (const e of b.entry ?? []) {
+        if ((await ehr.source.fhirFetch(`/${type}/${e.resource.id}`, { method: 'DELETE' })).status === 200) {
+          removed = { type, id: e.resource.id }
+          break
+        }
+      }
+      if (removed) break
+    }
+    expect(removed).toBeDefined()
+    const gone = removed as { type: string; id: string }
+    const [mapped] = await s.sql<{ our_id: string }[]>`select our_id from connect_resource_map where res_type = ${gone.type} and source_id = ${gone.id}`
+    expect((await s.fhirFetch(`/${gone.type}/${mapped.our_id}`)).status).toBe(200)
+
+    const next = await syncDone(s, setup.org, patientId, conn.id, first.sync.last_synced_at)
+    expect(next.sync.status).toBe('succeeded')
+    expect(next.sync.changes).toEqual({ created: 0, updated: 0, deleted: 1, unchanged: next.sync.total })
+    expect(first.sync.changes.deleted).toBe(0)
+    // Deleted here (410), its history kept; the export no longer serves it.
+    expect((await s.fhirFetch(`/${gone.type}/${mapped.our_id}`)).status).toBe(410)
+    const history = (await (await s.fhirFetch(`/${gone.type}/${mapped.our_id}/_history`)).json()) as any
+    expect(history.total).toBeGreaterThanOrEqual(2)
+    const exported = (await (await call(s, setup.org, `/patients/${patientId}/$everything?_type=${gone.type}`)).json()) as any
+    expect(exported.entry.map((e: any) => e.resource.id)).not.toContain(mapped.our_id)
+    // Exactly the source's current set, stored once each.
+    const sourceSide = await compartment(async (p) => (await ehr.source.fhirFetch(p)).json() as any, ehr.patientId)
+    const ours = ((await (await s.fhirFetch(`/Patient?identifier=${encodeURIComponent(`${patientIdSystem(setup.org.id)}|${patientId}`)}`)).json()) as any)
+      .entry[0].resource.id
+    expect(await compartment(async (p) => (await s.fhirFetch(p)).json() as any, ours)).toEqual(sourceSide)
+    // An unchanged pull after that deletes nothing more.
+    const again = await syncDone(s, setup.org, patientId, conn.id, next.sync.last_synced_at)
+    expect(again.sync.changes).toEqual({ created: 0, updated: 0, deleted: 0, unchanged: again.sync.total })
   })
 
   test('disconnect revokes the connection and can remove the records that source brought', async () => {

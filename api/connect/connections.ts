@@ -1,4 +1,5 @@
-// A patient's connection as the organization manages it: GET with the state of its background pull,
+// A patient's connection as the organization manages it: GET with the state of its background pull
+// (and what the last one changed: created, updated, deleted, unchanged),
 // POST .../sync to pull again now, and DELETE /patients/{id}/connections/{conn} (disconnect; `?delete_records=true` also removes the
 // records that source brought). ../shared/notes/patient-api.md §4.2, §7.3.
 import { Elysia } from 'elysia'
@@ -10,6 +11,18 @@ import { invalidData, notFound } from '../../shared/patients/api-error'
 import { getConnection, patientConnectionView } from '../../shared/patients/connections'
 import { ok, orgApi } from '../patients/org-api'
 
+interface SyncColumns {
+  sync_status: string | null
+  sync_started_at: Date | null
+  last_synced_at: Date | null
+  sync_total: number | null
+  sync_error: string | null
+  sync_created: number | null
+  sync_updated: number | null
+  sync_deleted: number | null
+  sync_unchanged: number | null
+}
+
 export function connectionRoutes(deps: AppDeps) {
   const api = orgApi(deps)
   const { sql } = deps
@@ -19,10 +32,9 @@ export function connectionRoutes(deps: AppDeps) {
       api.handle(async ({ principal, params }) => {
         const c = await getConnection(sql, principal.organizationId, params.conn)
         if (c.patient_id !== params.id) throw notFound('connection', params.conn, 'conn')
-        const [s] = await sql<
-          { sync_status: string | null; sync_started_at: Date | null; last_synced_at: Date | null; sync_total: number | null; sync_error: string | null }[]
-        >`
-          select sync_status, sync_started_at, last_synced_at, sync_total, sync_error from connection where id = ${c.id}`
+        const [s] = await sql<SyncColumns[]>`
+          select sync_status, sync_started_at, last_synced_at, sync_total, sync_error, sync_created, sync_updated, sync_deleted, sync_unchanged
+          from connection where id = ${c.id}`
         return ok({
           ...patientConnectionView(c),
           sync: {
@@ -31,6 +43,9 @@ export function connectionRoutes(deps: AppDeps) {
             last_synced_at: s.last_synced_at?.toISOString() ?? null,
             total: s.sync_total,
             error: s.sync_error,
+            // What the last completed pull changed here (null before one completes).
+            changes:
+              s.sync_created === null ? null : { created: s.sync_created, updated: s.sync_updated, deleted: s.sync_deleted, unchanged: s.sync_unchanged },
           },
         })
       }),

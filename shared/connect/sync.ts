@@ -35,6 +35,7 @@ export interface SyncSummary {
   created?: number
   updated?: number
   unchanged?: number
+  deleted?: number
   durationMs: number
   error?: string
 }
@@ -99,7 +100,8 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
     )
     const durationMs = Date.now() - started
     await deps.sql`
-      update connection set sync_status = 'succeeded', last_synced_at = now(), sync_total = ${result.total}, sync_error = null
+      update connection set sync_status = 'succeeded', last_synced_at = now(), sync_total = ${result.total}, sync_error = null,
+        sync_created = ${result.created}, sync_updated = ${result.updated}, sync_deleted = ${result.deleted}, sync_unchanged = ${result.unchanged}
       where id = ${connectionId}`
     await emitEvent(events, row.organization_id, 'records.sync.completed', {
       id: row.id,
@@ -118,6 +120,7 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
       created: result.created,
       updated: result.updated,
       unchanged: result.unchanged,
+      deleted: result.deleted,
       durationMs,
     }
   } catch (err) {
