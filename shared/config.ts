@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { type Limits, LimitsEnv, readLimits } from './limits'
 import { AllowList } from './net/allow-list'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')])
@@ -52,6 +53,7 @@ export const Env = Type.Object({
   BULK_IMPORT_MAX_LINE_BYTES: Type.Optional(Int),
   BULK_IMPORT_MAX_INPUT_BYTES: Type.Optional(Int),
   BULK_IMPORT_IDLE_TIMEOUT_MS: Type.Optional(Int),
+  ...LimitsEnv,
 })
 export type Env = Static<typeof Env>
 
@@ -121,6 +123,8 @@ export interface Config {
   xmlRenderCacheBytes: number
   /** Bulk Data ($export, $import) settings: shared/bulk/. */
   bulk: BulkConfig
+  /** What one request may cost (shared/limits.ts). */
+  limits: Limits
 }
 
 export interface BulkConfig {
@@ -204,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       importMaxInputBytes: Number(e.BULK_IMPORT_MAX_INPUT_BYTES ?? 64 * 1024 ** 3),
       importIdleTimeoutMs: Number(e.BULK_IMPORT_IDLE_TIMEOUT_MS ?? 60_000),
     },
+    limits: readLimits(e),
   }
   if (cfg.port < 1 || cfg.port > 65535) throw new ConfigError(`Invalid configuration: PORT=${e.PORT}: must be 1-65535`)
   if (cfg.defaultPageSize < 1) throw new ConfigError('Invalid configuration: DEFAULT_PAGE_SIZE: must be at least 1')

@@ -16,11 +16,13 @@ export interface ProcessCluster {
   sql: Sql
   /** Starts `bun run <script>` (e.g. workers/main.ts) with the cluster's environment. */
   spawn(script: string): Subprocess
+  /** The API node's process. */
+  api: Subprocess
   /** A request to /fhir{path} with the admin key. */
   fhirFetch(path: string, init?: RequestInit): Promise<Response>
 }
 
-export function useProcessCluster(name: string): ProcessCluster {
+export function useProcessCluster(name: string, extraEnv: Record<string, string> = {}): ProcessCluster {
   const db = `test_${name}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   const u = new URL(PG)
   u.pathname = `/${db}`
@@ -55,9 +57,10 @@ export function useProcessCluster(name: string): ProcessCluster {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'error',
       DB_POOL_MAX: '5',
+      ...extraEnv,
     }
     cluster.base = `http://127.0.0.1:${port}`
-    cluster.spawn('api/main.ts')
+    cluster.api = cluster.spawn('api/main.ts')
     for (let i = 0; ; i++) {
       try {
         if ((await fetch(`${cluster.base}/healthz`)).ok) break

@@ -32,7 +32,7 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
           }
         },
       })
-      return JSON.stringify(res.resource) // the response Bundle, kept beside the job (blobs.ts)
+      return res.text ?? JSON.stringify(res.resource) // the response Bundle, kept beside the job (blobs.ts)
     } catch (err) {
       const e = toAppError(err)
       const failure = JSON.stringify({ status: e.status, message: e.message, outcome: errorOutcome(e) })

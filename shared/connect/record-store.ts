@@ -75,7 +75,7 @@ export async function storeRecords(ctx: FhirContext, sql: Sql, scope: RecordScop
     if ((err as { code?: string })?.code !== '23505') throw err
     return write()
   })
-  for (const [i, e] of (res.resource.entry as any[]).entries()) {
+  for (const [i, e] of (JSON.parse(res.text as string).entry as any[]).entries()) {
     if (i >= entry.length) out.deleted++
     else if (String(e.response?.status).startsWith('201')) out.created++
     else if (JSON.stringify(e.response?.outcome ?? {}).includes('_NO_CHANGE')) out.unchanged++

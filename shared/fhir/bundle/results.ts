@@ -12,6 +12,8 @@ export interface EntryResult {
   etag?: string
   lastModified?: string
   resource?: any
+  /** The resource as JSON text (GET entries: as read, never parsed). */
+  resourceText?: string
   outcome?: any
 }
 
