@@ -1,7 +1,7 @@
 // Registrations of the admin jobs: one queue carries every admin job kind (reindex, expunge,
 // terminology...), whose durable state lives in admin_job; plus the scheduled reindexing pass.
 import { AdminJob, type AdminJobKind } from '../shared/jobs/admin-job'
-import { runAdminJob } from '../shared/jobs/admin-runner'
+import { MAX_TAKEOVERS, runAdminJob } from '../shared/jobs/admin-runner'
 import { checkPayload } from '../shared/jobs/definition'
 import { ReindexPassJob } from '../shared/jobs/reindex-pass'
 import { ReindexJobKind } from '../shared/fhir/reindex/reindex-job'
@@ -21,11 +21,14 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
     {
       definition: AdminJob,
       concurrency: 1,
-      // A killed worker's job is taken over within ~15 s and resumes from its cursor.
+      // A killed worker's job is taken over within ~15 s and resumes from its cursor, once: the processor
+      // fails it in admin_job when its worker dies again (so BullMQ hands it over one more time).
       takeover: { lockMs: 10_000, stalledMs: 5_000 },
+      maxStalls: MAX_TAKEOVERS + 1,
       process: (data, job) =>
         runAdminJob(deps.repo, kinds, checkPayload(AdminJob, data).jobId, {
           finalAttempt: job.attempt >= job.maxAttempts,
+          stalls: job.stalls,
           progress: job.progress,
         }),
     },

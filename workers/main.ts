@@ -69,6 +69,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
             progress: (p) => void job.updateProgress(p),
             attempt: job.attemptsMade + 1,
             maxAttempts: job.opts.attempts ?? 1,
+            stalls: job.stalledCounter ?? 0,
           })
           return stashResult(blobs, r.definition, job.id as string, result)
         },
@@ -77,6 +78,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
           prefix: config.queuePrefix,
           concurrency: r.concurrency,
           ...(r.takeover ? { lockDuration: r.takeover.lockMs, stalledInterval: r.takeover.stalledMs } : {}),
+          ...(r.maxStalls !== undefined ? { maxStalledCount: r.maxStalls } : {}),
         },
       ),
   )
@@ -110,7 +112,7 @@ function inProcessRunner(regs: Registration[]): InProcessRunner {
   return async (def, data, progress) => {
     const r = regs.find((x) => x.definition.name === def.name)
     if (!r) throw new Error(`no processor for job ${def.name}`)
-    return r.process(data, { id: crypto.randomUUID(), progress, attempt: 1, maxAttempts: 1 })
+    return r.process(data, { id: crypto.randomUUID(), progress, attempt: 1, maxAttempts: 1, stalls: 0 })
   }
 }
 

@@ -31,6 +31,9 @@ export interface Registration {
   every?: { ms: number; data: unknown }
   /** How soon a job of a dead worker is taken over: its lock lasts lockMs, checked every stalledMs. */
   takeover?: { lockMs: number; stalledMs: number }
+  /** Times a job of a dead worker is handed to the processor again (BullMQ's maxStalledCount; default 1),
+   *  which sees them in JobInfo.stalls and decides (a job that kills its worker is not run blindly again). */
+  maxStalls?: number
 }
 
 export interface JobInfo {
@@ -40,4 +43,6 @@ export interface JobInfo {
   attempt: number
   /** No retry follows when attempt == maxAttempts. */
   maxAttempts: number
+  /** Times a worker died (its lock lapsed) while running this job: 0 on a first run. */
+  stalls: number
 }

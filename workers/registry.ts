@@ -11,7 +11,7 @@ import { transactionProcessor } from './transaction'
 
 export function registrations(deps: WorkerDeps): Registration[] {
   return [
-    { definition: TransactionBundleJob, concurrency: 2, process: transactionProcessor(deps.repo, deps.config, deps.secret) },
+    { definition: TransactionBundleJob, concurrency: 2, maxStalls: 1, process: transactionProcessor(deps.repo, deps.config, deps.secret) },
     ...adminRegistrations(deps),
     ...patientRegistrations(deps),
     ...connectRegistrations(deps),

@@ -1,7 +1,9 @@
 // The transaction-bundle processor: the Bundle's JSON text parsed and checked (the API node forwards it
 // unread), run by processBundle, and the response Bundle returned as JSON text. Input that will never
 // work (4xx) fails at once; other errors are retried, and a transaction already committed by
-// an earlier attempt is recognised by its job id and not applied again.
+// an earlier attempt is recognised by its job id and not applied again. A job whose worker died (it may be
+// the Bundle that killed it) is not run blindly again: unless its commit was recorded, it fails at once
+// with a reason the submitter sees.
 import { UnrecoverableError } from 'bullmq'
 import type { Config } from '../shared/config'
 import { processBundle } from '../shared/fhir/bundle/process'
@@ -13,8 +15,9 @@ import type { JobProgress } from '../shared/jobs/progress'
 import { TransactionBundleJob } from '../shared/jobs/transaction-bundle'
 
 export function transactionProcessor(repo: Repo, config: Config, secret: string) {
-  return async (data: unknown, job: { id: string; progress: (p: JobProgress) => void }) => {
+  return async (data: unknown, job: { id: string; progress: (p: JobProgress) => void; stalls?: number }) => {
     const payload = checkPayload(TransactionBundleJob, data)
+    if (job.stalls && !(await repo.recordedResults(job.id))) throw new UnrecoverableError(JSON.stringify(workerDied(job.id)))
     const ctx = { repo, config, baseUrl: payload.baseUrl, secret }
     let last = 0
     try {
@@ -39,4 +42,10 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
       throw e.status < 500 ? new UnrecoverableError(failure) : new Error(failure)
     }
   }
+}
+
+/** The failure of a Bundle whose worker stopped before committing it: nothing was written. */
+function workerDied(jobId: string): { status: number; message: string; outcome: unknown } {
+  const message = `The worker processing this Bundle (job ${jobId}) stopped before finishing, for example out of memory; nothing was written and the Bundle is not run again. Submit it again, or in smaller Bundles.`
+  return { status: 500, message, outcome: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'exception', diagnostics: message }] } }
 }

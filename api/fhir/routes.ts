@@ -1,4 +1,5 @@
 // HTTP adapter for /fhir: route -> negotiate -> authenticate -> shared FHIR router -> render.
+import { isUtf8 } from 'node:buffer'
 import { Elysia } from 'elysia'
 import type { ApiKeyVerifier } from '../../shared/auth/api-keys'
 import type { Config } from '../../shared/config'
@@ -65,6 +66,7 @@ async function handleFhir(
   const page = { html, requestUrl: request.url }
   try {
     if (!METHODS.has(request.method)) throw new AppError('not-allowed', `HTTP method ${request.method} is not supported`)
+    if (request.url.includes('%00')) throw new AppError('invalid', 'The URL holds a NUL character (%00)')
     const path = url.pathname.slice('/fhir'.length).split('/').filter(Boolean).map(decodeSegment)
     const req: FhirRequest = {
       method: request.method as FhirMethod,
@@ -81,7 +83,9 @@ async function handleFhir(
     }
     const bulk = isBulkPath(path)
     let principal: Principal | undefined
-    if (!deps.config.authDisabled && !(path[0] === 'metadata' && path.length === 1)) {
+    // The capability statement is public; anything else, a body included, waits for a valid key.
+    const open = path[0] === 'metadata' && path.length === 1 && (request.method === 'GET' || request.method === 'HEAD')
+    if (!deps.config.authDisabled && !open) {
       principal = await authenticate(deps.verifier, request.headers.get('authorization'))
       if (!bulk) authorize(principal, requiredScope(req)) // bulk.ts checks its own scopes
     }
@@ -124,17 +128,18 @@ async function handleFhir(
 }
 
 async function readBody(request: Request, max: number): Promise<string> {
-  checkDeclaredLength(request, max)
-  const text = await request.text()
-  if (Buffer.byteLength(text) > max) throw tooLarge(max)
-  return text
+  return TEXT.decode(await readBodyBytes(request, max))
 }
 
-/** The body as bytes, never decoded here (a Bundle goes on to Redis as it came). */
+const TEXT = new TextDecoder()
+
+/** The body as bytes, never decoded here (a Bundle goes on to Redis as it came); bytes that are not
+ *  UTF-8 are refused rather than stored as U+FFFD (a native check, no decoding). */
 async function readBodyBytes(request: Request, max: number): Promise<Uint8Array> {
   checkDeclaredLength(request, max)
   const bytes = await request.bytes()
   if (bytes.byteLength > max) throw tooLarge(max)
+  if (!isUtf8(bytes)) throw new AppError('invalid', 'The request body is not valid UTF-8')
   return bytes
 }
 

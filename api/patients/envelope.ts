@@ -2,7 +2,7 @@
 // `{error: {type, code, message, param, doc_url, request_id}}`. Types, codes and statuses follow
 // ../shared/notes/patient-api.md §2 and live in one table (shared/patients/error-codes.ts); an
 // AppError's details may name the `code` and `param`.
-import { AppError, type ErrorCategory } from '../../shared/errors'
+import { AppError, databaseError, type ErrorCategory } from '../../shared/errors'
 import { log } from '../../shared/log'
 import { ERROR_CODES, type ErrorCode, isErrorCode } from '../../shared/patients/error-codes'
 
@@ -36,7 +36,7 @@ const DEFAULTS: Record<ErrorCategory, { code: ErrorCode; status?: number }> = {
  * `publicBase` is the base URL clients see; `doc_url` points at the code's anchor on the error page.
  */
 export function errorReply(err: unknown, requestId: string, publicBase: string): { status: number; envelope: ErrorEnvelope } {
-  const e = err instanceof AppError ? err : undefined
+  const e = err instanceof AppError ? err : databaseError(err)
   if (!e) log.error('patient API request failed', { requestId, err: String((err as Error)?.stack ?? err) })
   const category: ErrorCategory = e?.category ?? 'fault'
   const d = DEFAULTS[category]

@@ -1,7 +1,7 @@
 // OperationOutcome rendering: of an AppError (one mapping for the whole FHIR surface), and of a
 // successful storage outcome as HAPI returns it for `Prefer: return=OperationOutcome`.
 // https://hl7.org/fhir/R4/operationoutcome.html
-import { AppError, type Issue } from '../errors'
+import { AppError, databaseError, type Issue } from '../errors'
 
 const STORAGE_CODES = 'https://hapifhir.io/fhir/CodeSystem/hapi-fhir-storage-response-code'
 
@@ -46,14 +46,10 @@ function issueCodeOf(err: AppError): string {
 /** Any thrown value as an AppError; unknown errors become `fault` with a generic message. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err
-  const code = (err as { code?: string })?.code
-  // Map SQLSTATEs once: serialization and lock failures are retryable conflicts.
-  if (code === '40001' || code === '40P01')
-    return new AppError(
-      'conflict',
-      'HAPI-0550: The operation has failed with a version constraint failure. This generally means that two clients/threads were trying to update the same resource at the same time, and this request was chosen as the failing request.',
-    )
-  if (code === '57014') return new AppError('busy', 'The request took too long and was cancelled')
+  const fromDatabase = databaseError(err)
+  if (fromDatabase) return fromDatabase
+  // Input nested deeper than the stack (a JSON Patch value 100,000 arrays deep): the input's fault.
+  if (err instanceof RangeError && /call stack/i.test(err.message)) return new AppError('invalid', 'The request is nested too deeply to be processed')
   return new AppError('fault', 'Internal server error')
 }
 

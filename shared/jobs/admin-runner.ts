@@ -8,9 +8,15 @@ import { log } from '../log'
 import { type AdminJobKind, type AdminJobRun, JobCancelled } from './admin-job'
 import type { JobProgress } from './progress'
 
+/** Times a job whose worker died is taken over (resuming from its cursor) before it fails. */
+export const MAX_TAKEOVERS = 1
+
 export interface RunOptions {
   /** No retry follows this attempt: an error marks the job failed. */
   finalAttempt: boolean
+  /** Times a worker died while running this job. One takeover resumes from the cursor; a job whose worker
+   *  died again (it may be what kills them) fails rather than running a third time. */
+  stalls: number
   progress(p: JobProgress): void
 }
 
@@ -25,6 +31,11 @@ export async function runAdminJob(repo: Repo, kinds: ReadonlyMap<string, AdminJo
   const kind = kinds.get(row.kind)
   let reported = 0
   if (!kind) return finish(sql, id, owner, 'failed', { error: { status: 500, message: `No processor for admin job kind "${row.kind}"` } })
+  if (opts.stalls >= MAX_TAKEOVERS + 1) {
+    const message = `The worker running this job stopped ${opts.stalls} times before it finished (for example out of memory); it is not run again. Work done up to its last checkpoint is kept.`
+    log.warn('admin job failed: its workers died', { id, stalls: opts.stalls })
+    return finish(sql, id, owner, 'failed', { error: { status: 500, message } })
+  }
   const run: AdminJobRun = {
     id,
     sql,

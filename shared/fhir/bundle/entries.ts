@@ -36,11 +36,14 @@ export function readBundle(body: unknown, maxEntries: number): { type: 'transact
   // HAPI: "Transaction Bundle did not specify valid Bundle.type, assuming transaction".
   const type = bundle.type ?? 'transaction'
   if (type !== 'transaction' && type !== 'batch') throw invalid(`HAPI-0527: Unable to process transaction where incoming Bundle.type = ${type}`)
-  const raw: any[] = Array.isArray(bundle.entry) ? bundle.entry : []
+  if (bundle.entry !== undefined && !Array.isArray(bundle.entry))
+    throw invalid(`HAPI-1861: Failed to parse JSON encoded FHIR content: Bundle.entry must be an array, found ${typeof bundle.entry}`, 'Bundle.entry')
+  const raw: any[] = bundle.entry ?? []
   if (raw.length > maxEntries)
     throw new AppError('too-large', `HAPI-0528: Transaction Bundle has ${raw.length} entries, more than the maximum of ${maxEntries}`)
   const seen = new Set<string>()
   const entries = raw.map((e, index) => readEntry(e, index, seen))
+  if (type === 'transaction') assertDistinctTargets(entries)
   return { type, entries }
 }
 
@@ -89,6 +92,17 @@ function readEntry(e: any, index: number, seenFullUrls: Set<string>): BundleEntr
   if ((method === 'PUT' || method === 'DELETE' || method === 'PATCH') && entry.id === undefined && !entry.query)
     throw invalid(`HAPI-2006: Unable to perform ${method}, URL provided is invalid: ${url} (${where}.request.url)`, `${where}.request.url`)
   return entry
+}
+
+/** A transaction cannot write one resource twice (HAPI-0535): two PUT entries on the same Type/id. */
+function assertDistinctTargets(entries: BundleEntry[]): void {
+  const seen = new Set<string>()
+  for (const e of entries) {
+    if (e.method !== 'PUT' || e.id === undefined || e.query !== undefined) continue
+    const key = `${e.type}/${e.id}`
+    if (seen.has(key)) throw invalid(`HAPI-0535: Transaction bundle contains multiple resources with ID: ${key}`, `Bundle.entry[${e.index}].request.url`)
+    seen.add(key)
+  }
 }
 
 function splitUrl(url: string): [string, string | undefined] {

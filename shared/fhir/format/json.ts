@@ -12,6 +12,7 @@ declare global {
 }
 
 import { AppError } from '../../errors'
+import { checkJsonText } from './json-check'
 
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
 
@@ -25,20 +26,26 @@ export function parseFhirJson(text: string): any {
 
 /** parseFhirJson of a document that is not a request body (an NDJSON line): a text that is not JSON is HAPI's 400. */
 export function parseFhirJsonBody(text: string): any {
+  let parsed: any
   try {
-    return parseFhirJson(text)
+    parsed = parseFhirJson(text)
   } catch (err) {
     throw jsonSyntaxError(err)
   }
+  checkJsonText(text, parsed)
+  return parsed
 }
 
 /** parseFhirJson of an HTTP request body (the resource of a write, a Bundle): a text that is not JSON is HAPI's 400 HAPI-0450. */
 export function parseFhirJsonRequest(text: string, reviveDecimals = true): any {
+  let parsed: any
   try {
-    return reviveDecimals ? parseFhirJson(text) : JSON.parse(text)
+    parsed = reviveDecimals ? parseFhirJson(text) : JSON.parse(text)
   } catch (err) {
     throw unparseableJsonRequest(err)
   }
+  if (reviveDecimals) checkJsonText(text, parsed) // a Bundle forwarded as text is checked where it is read
+  return parsed
 }
 
 /** HAPI's 400 for JSON that is not JSON (its parser's message, JsonParser). */

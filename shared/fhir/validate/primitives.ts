@@ -62,7 +62,25 @@ const checkBase64: PrimitiveCheck = (v) => {
 const checkXhtml: PrimitiveCheck = (v) => {
   if (typeof v !== 'string') return 'must be a JSON string'
   const problem = narrativeProblem(v)
-  return problem === undefined ? undefined : `must be XHTML with a <div> root element (${problem})`
+  if (problem !== undefined) return `must be XHTML with a <div> root element (${problem})`
+  return activeContent(v)
+}
+
+// txt-1: "The narrative SHALL contain only the basic html formatting elements and attributes ...";
+// nothing that runs: no script or embedding element, no event handler attribute, no javascript: URL.
+// https://hl7.org/fhir/R4/narrative.html#Narrative
+const ACTIVE_ELEMENT = /<\s*(script|object|applet|embed|iframe|frame|frameset|form|input|button|textarea|select|base|link|meta|style)\b/i
+const EVENT_ATTRIBUTE = /<[^>]*\s(on[a-z]+)\s*=/i
+const SCRIPT_URL = /\s(href|src|action)\s*=\s*["']?\s*(javascript|vbscript):/i
+
+function activeContent(div: string): string | undefined {
+  const element = ACTIVE_ELEMENT.exec(div)
+  if (element) return `txt-1: the narrative must not contain active content: <${element[1].toLowerCase()}> is not allowed`
+  const handler = EVENT_ATTRIBUTE.exec(div)
+  if (handler) return `txt-1: the narrative must not contain active content: the ${handler[1].toLowerCase()} attribute is not allowed`
+  const url = SCRIPT_URL.exec(div)
+  if (url) return `txt-1: the narrative must not contain active content: a ${url[2].toLowerCase()}: URL is not allowed`
+  return undefined
 }
 
 function byRegex(type: string, message: string): PrimitiveCheck {
