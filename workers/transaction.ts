@@ -26,6 +26,7 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
         prefer: payload.prefer,
         maxEntries: config.maxBundleEntries,
         jobId: job.id,
+        scopes: payload.scopes ? new Set(payload.scopes) : undefined,
         onProgress: (done, total) => {
           // at most twice a second (the status URL asks to be polled every second), and not the last one:
           // the job completes right after it. Each report is a Redis script and an event every API node reads.

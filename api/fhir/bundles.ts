@@ -3,6 +3,7 @@
 // status URL that any node can serve: 202 with progress while running, then the response Bundle (or the
 // error).
 // https://hl7.org/fhir/R4/async.html
+import type { Principal } from '../../shared/auth/api-keys'
 import { readBundle } from '../../shared/fhir/bundle/entries'
 import type { FhirContext, FhirRequest, FhirResponse } from '../../shared/fhir/request'
 import { AppError } from '../../shared/errors'
@@ -10,9 +11,14 @@ import { failureOf, type Jobs } from '../../shared/jobs/queues'
 import { TransactionBundleJob } from '../../shared/jobs/transaction-bundle'
 import { formatOf, parseAs } from './negotiate'
 
-export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Jobs): Promise<FhirResponse> {
+export async function submitBundle(req: FhirRequest, ctx: FhirContext, jobs: Jobs, principal: Principal | undefined): Promise<FhirResponse> {
   const respondAsync = /respond-async/i.test(req.headers.prefer ?? '')
-  const data = { body: bundleJson(req, ctx, respondAsync), prefer: req.headers.prefer, baseUrl: ctx.baseUrl }
+  const data = {
+    body: bundleJson(req, ctx, respondAsync),
+    prefer: req.headers.prefer,
+    baseUrl: ctx.baseUrl,
+    ...(principal ? { scopes: [...principal.scopes] } : {}),
+  }
   if (respondAsync) {
     const id = await jobs.enqueue(TransactionBundleJob, data)
     return {

@@ -108,7 +108,7 @@ async function handleFhir(
     }
     const res =
       path.length === 0 && req.method === 'POST'
-        ? await submitBundle(req, ctx, deps.jobs)
+        ? await submitBundle(req, ctx, deps.jobs, principal)
         : path[0] === '$bundle-status' && path.length === 1 && req.method === 'GET'
           ? await bundleStatus(req, ctx, deps.jobs)
           : await route(req, ctx)

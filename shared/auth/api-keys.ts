@@ -27,7 +27,7 @@ export function hashKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex')
 }
 
-export function hasScope(p: Principal, scope: Scope): boolean {
+export function hasScope(p: Pick<Principal, 'scopes'>, scope: Scope): boolean {
   return p.scopes.has('admin') || p.scopes.has(scope) || (scope === 'read' && p.scopes.has('write'))
 }
 

@@ -6,9 +6,10 @@
 import { AppError } from '../../errors'
 import { toAppError, errorOutcome } from '../outcome'
 import type { FhirContext, FhirMethod, FhirRequest, FhirResponse } from '../request'
-import { route } from '../router'
+import { requiredScope, route } from '../router'
+import { hasScope, type Scope } from '../../auth/api-keys'
 import { type BundleEntry, readBundle, VERB_ORDER } from './entries'
-import { type EntryResult, entryEtag, statusText } from './results'
+import { type EntryResult, entryEtag, inEntrySync, statusText } from './results'
 import { writeTransaction } from './transaction'
 import { parseFhirJson } from '../format/json'
 
@@ -22,6 +23,9 @@ export interface BundleOptions {
   onProgress?: (done: number, total: number) => void
   /** The job processing this Bundle: makes a retried transaction idempotent. */
   jobId?: string
+  /** The submitter's API-key scopes: each entry needs what the same request alone would (403 otherwise).
+   *  Undefined: unrestricted (the server's own Bundles, authentication disabled). */
+  scopes?: ReadonlySet<Scope>
 }
 
 export async function processBundle(ctx: FhirContext, body: unknown, opts: BundleOptions): Promise<FhirResponse> {
@@ -32,9 +36,12 @@ export async function processBundle(ctx: FhirContext, body: unknown, opts: Bundl
   const total = entries.length
   opts.onProgress?.(0, total)
   if (type === 'transaction') {
+    // A transaction is all or nothing: one entry its key may not make refuses the whole Bundle.
+    if (opts.scopes) for (const e of entries) inEntrySync(e, () => authorizeEntry(opts.scopes, entryRequest(e, undefined, false)))
     for (const [i, r] of await writeTransaction(ctx, entries, representation, opts.jobId)) results.set(i, r)
     opts.onProgress?.(results.size, total)
-    for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD')) results.set(e.index, await runEntry(ctx, e, opts.prefer, true, budget))
+    for (const e of entries.filter((x) => x.method === 'GET' || x.method === 'HEAD'))
+      results.set(e.index, await runEntry(ctx, e, opts.prefer, true, budget, opts.scopes))
   } else {
     // Batch entries are independent: each verb class (HAPI's order DELETE, POST, PUT, PATCH, GET) runs a
     // few entries at a time, each in its own transaction; identical conditional creates still serialise
@@ -45,7 +52,7 @@ export async function processBundle(ctx: FhirContext, body: unknown, opts: Bundl
       const lane = async () => {
         while (next < group.length) {
           const e = group[next++]
-          results.set(e.index, await runEntry(ctx, e, opts.prefer, representation, budget))
+          results.set(e.index, await runEntry(ctx, e, opts.prefer, representation, budget, opts.scopes))
           opts.onProgress?.(results.size, total)
         }
       }
@@ -101,26 +108,18 @@ class ResponseBudget {
 }
 
 /** One entry through the router: batch entries, and the GET entries of a transaction. */
-async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undefined, withResource: boolean, budget: ResponseBudget): Promise<EntryResult> {
+async function runEntry(
+  ctx: FhirContext,
+  e: BundleEntry,
+  prefer: string | undefined,
+  withResource: boolean,
+  budget: ResponseBudget,
+  scopes: ReadonlySet<Scope> | undefined,
+): Promise<EntryResult> {
   if (budget.spent && (e.method === 'GET' || e.method === 'HEAD')) return budget.refusal(e)
-  const q = e.url.indexOf('?')
-  const path = (q < 0 ? e.url : e.url.slice(0, q))
-    .replace(/^https?:\/\/[^?]*?\/(?=[A-Z$_][^/]*(?:\/|$))/, '')
-    .split('/')
-    .filter(Boolean)
-  const req: FhirRequest = {
-    method: e.method as FhirMethod,
-    path,
-    query: new URLSearchParams(q < 0 ? '' : e.url.slice(q + 1)),
-    headers: {
-      ifMatch: e.ifMatch,
-      ifNoneMatch: e.ifNoneMatch,
-      ifNoneExist: e.ifNoneExist,
-      prefer: withResource ? 'return=representation' : (prefer ?? 'return=minimal'),
-    },
-    body: e.resource,
-  }
+  const req = entryRequest(e, prefer, withResource)
   try {
+    authorizeEntry(scopes, req)
     const res = await route(req, ctx)
     const out: EntryResult = { status: statusText(res.status) }
     if (res.location ?? res.contentLocation) out.location = relative(ctx, (res.location ?? res.contentLocation) as string)
@@ -141,6 +140,34 @@ async function runEntry(ctx: FhirContext, e: BundleEntry, prefer: string | undef
     const appErr = toAppError(err)
     return { status: statusText(appErr.status), outcome: errorOutcome(appErr) }
   }
+}
+
+/** An entry as the request it stands for. */
+function entryRequest(e: BundleEntry, prefer: string | undefined, withResource: boolean): FhirRequest {
+  const q = e.url.indexOf('?')
+  const path = (q < 0 ? e.url : e.url.slice(0, q))
+    .replace(/^https?:\/\/[^?]*?\/(?=[A-Z$_][^/]*(?:\/|$))/, '')
+    .split('/')
+    .filter(Boolean)
+  return {
+    method: e.method as FhirMethod,
+    path,
+    query: new URLSearchParams(q < 0 ? '' : e.url.slice(q + 1)),
+    headers: {
+      ifMatch: e.ifMatch,
+      ifNoneMatch: e.ifNoneMatch,
+      ifNoneExist: e.ifNoneExist,
+      prefer: withResource ? 'return=representation' : (prefer ?? 'return=minimal'),
+    },
+    body: e.resource,
+  }
+}
+
+/** The scope the same request made alone needs (router.ts requiredScope), or 403. */
+function authorizeEntry(scopes: ReadonlySet<Scope> | undefined, req: FhirRequest): void {
+  if (!scopes) return
+  const needed = requiredScope(req)
+  if (!hasScope({ scopes }, needed)) throw new AppError('forbidden', `This API key lacks the "${needed}" scope needed for this request`)
 }
 
 function relative(ctx: Pick<FhirContext, 'baseUrl'>, url: string): string {
