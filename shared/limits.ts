@@ -11,7 +11,6 @@ export const LimitsEnv = {
   MAX_SEARCH_PARAMETERS: Type.Optional(Int),
   MAX_FILTER_TERMS: Type.Optional(Int),
   MAX_SORT_KEYS: Type.Optional(Int),
-  MAX_CHAIN_DEPTH: Type.Optional(Int),
   MAX_INCLUDES: Type.Optional(Int),
   SEARCH_STATEMENT_TIMEOUT_MS: Type.Optional(Int),
   WRITE_STATEMENT_TIMEOUT_MS: Type.Optional(Int),
@@ -30,8 +29,6 @@ export interface Limits {
   maxFilterTerms: number
   /** Keys of one `_sort`. */
   maxSortKeys: number
-  /** Links of one chained parameter (`subject:Patient.organization.name` is 3). */
-  maxChainDepth: number
   /** `_include` and `_revinclude` values of one search. */
   maxIncludes: number
   /** PostgreSQL statement_timeout of each kind of work (0: none). */
@@ -53,7 +50,6 @@ export function readLimits(e: LimitsVars): Limits {
     maxSearchParameters: num(e.MAX_SEARCH_PARAMETERS, 50),
     maxFilterTerms: num(e.MAX_FILTER_TERMS, 50),
     maxSortKeys: num(e.MAX_SORT_KEYS, 5),
-    maxChainDepth: num(e.MAX_CHAIN_DEPTH, 4),
     maxIncludes: num(e.MAX_INCLUDES, 10),
     statementTimeoutMs: {
       search: num(e.SEARCH_STATEMENT_TIMEOUT_MS, 30_000),

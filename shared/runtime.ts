@@ -44,15 +44,24 @@ export function configOrExit(): Config {
   }
 }
 
-/** Opens the database (embedded when no DATABASE_URL) once per process; Redis connections are made per role. */
-export async function openRuntime(config: Config): Promise<Runtime> {
+/**
+ * Opens the database (embedded when no DATABASE_URL) once per process; Redis connections are made per role.
+ * `work`: what the process's statements are budgeted as (SEARCH_ or JOB_STATEMENT_TIMEOUT_MS): an API node
+ * (and the all-in-one process) mostly searches; a worker runs jobs.
+ */
+export async function openRuntime(config: Config, work: 'api' | 'jobs' = 'api'): Promise<Runtime> {
   // First, before any connection: the cluster form refuses to start without its key.
   const keys = loadKeys(config)
   let embedded: EmbeddedPostgres | undefined
   let sql: Sql
   if (config.databaseUrl) {
     await ensureDatabase(config.databaseUrl)
-    sql = createSql(config.databaseUrl, { max: config.dbPoolMax, planCacheMode: config.dbPlanCacheMode })
+    const budgets = config.limits.statementTimeoutMs
+    sql = createSql(config.databaseUrl, {
+      max: config.dbPoolMax,
+      planCacheMode: config.dbPlanCacheMode,
+      statementTimeoutMs: work === 'jobs' ? budgets.job : budgets.search,
+    })
   } else {
     try {
       embedded = await startEmbeddedPostgres(config.dataDir)

@@ -22,7 +22,7 @@ export interface WorkerNode {
 /** Starts the workers; with `shared`, on a runtime the caller owns (all-in-one start). */
 export async function startWorkers(config: Config, shared?: Runtime): Promise<WorkerNode> {
   prepareFhirDefinitions()
-  const rt = shared ?? (await openRuntime(config))
+  const rt = shared ?? (await openRuntime(config, 'jobs'))
   const close = () => (shared ? Promise.resolve() : rt.close())
   const pub = rt.redis('producer')
   const sub = rt.redis('subscriber')

@@ -51,7 +51,9 @@ async function handleFhir(
   bulkStore: BulkFileStore,
 ): Promise<Response> {
   const url = new URL(request.url)
-  const ctx = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
+  const ctx: FhirContext = fixed
+    ? { ...fixed, signal: request.signal }
+    : { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis, signal: request.signal }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()

@@ -4,14 +4,28 @@ import postgres from 'postgres'
 export type Sql = postgres.Sql<{}>
 export type TxSql = postgres.TransactionSql<{}>
 
-export function createSql(url: string, opts: { max?: number; planCacheMode?: string } = {}): Sql {
+/** `statementTimeoutMs`: the budget of every statement on the pool's connections (0 or absent: none),
+ *  enforced by PostgreSQL itself (SQLSTATE 57014, mapped once in errors.ts). */
+export function createSql(url: string, opts: { max?: number; planCacheMode?: string; statementTimeoutMs?: number } = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 20,
     onnotice: () => {},
     // bigint columns come back as strings; we only use them as opaque ids.
     types: {},
-    connection: { application_name: 'fhir-platform', ...(opts.planCacheMode ? { plan_cache_mode: opts.planCacheMode } : {}) },
+    connection: {
+      application_name: 'fhir-platform',
+      ...(opts.planCacheMode ? { plan_cache_mode: opts.planCacheMode } : {}),
+      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
+    },
   })
+}
+
+/**
+ * Sets the statement budget of the transaction `tx` runs (0: keep the connection's). Sent without waiting
+ * for its answer: it goes out with the transaction's first statement, costing no round trip.
+ */
+export function setTransactionTimeout(tx: TxSql, ms: number): void {
+  if (ms > 0) void tx`select set_config('statement_timeout', ${String(ms)}, true)`.execute().catch(() => {})
 }
 
 /** Creates the database named in `url` when it does not exist (first start on a fresh server). */

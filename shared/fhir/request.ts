@@ -54,6 +54,8 @@ export interface FhirContext {
   jobs?: Jobs
   /** Redis, for the $everything page cache (absent in the embedded form and inside a Bundle worker). */
   redis?: Redis
+  /** Aborts when the client has gone: its searches are cancelled in the database. */
+  signal?: AbortSignal
 }
 
 /** What the router hands the interactions and operations: the context, and the search engine over the

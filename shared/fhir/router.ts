@@ -17,6 +17,7 @@ import type { OperationDef, OperationTarget } from './operations/types'
 import { decodePageToken, unknownSearchId } from './paging'
 import type { FhirContext, FhirRequest, FhirResponse, FhirServices } from './request'
 import { SearchQueries } from './search/queries'
+import { cancelledOnAbort } from '../db/cancellable'
 
 export type { Scope } from '../auth/api-keys'
 import type { Scope } from '../auth/api-keys'
@@ -45,7 +46,8 @@ function operationTarget(path: string[]): OperationTarget | undefined {
 }
 
 export async function route(req: FhirRequest, context: FhirContext): Promise<FhirResponse> {
-  const ctx: FhirServices = { ...context, search: new SearchQueries(context.repo.sql) }
+  const sql = context.signal ? cancelledOnAbort(context.repo.sql, context.signal) : context.repo.sql
+  const ctx: FhirServices = { ...context, search: new SearchQueries(sql) }
   const [first, second, third, fourth, ...rest] = req.path
   const m = req.method === 'HEAD' ? 'GET' : req.method
   const last = req.path[req.path.length - 1]

@@ -12,10 +12,14 @@ import { terminologyMaintenance } from './terminology/maintenance'
 export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis; sub: Redis }): Promise<Repo> {
   const searchParams = new SearchParamSync(sql, redis, config.queuePrefix)
   await searchParams.start()
-  return new Repo(sql, {
-    indexes: indexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined),
-    integrity: referentialIntegrity({ onWrite: config.enforceReferentialIntegrity }),
-    terminology: terminologyMaintenance(sql),
-    searchParams,
-  })
+  return new Repo(
+    sql,
+    {
+      indexes: indexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined),
+      integrity: referentialIntegrity({ onWrite: config.enforceReferentialIntegrity }),
+      terminology: terminologyMaintenance(sql),
+      searchParams,
+    },
+    config.databaseUrl ? config.limits.statementTimeoutMs.write : 0,
+  )
 }

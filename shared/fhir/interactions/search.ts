@@ -9,6 +9,7 @@ import { compartmentCriterion } from '../search/compartment'
 import type { Cursor } from '../search/execute'
 import type { SearchMatch } from '../search/match'
 import { parseSearch } from '../search/parse'
+import { assertSearchShape } from '../search/shape'
 import { applySubset } from '../subset'
 import { parseFhirJson } from '../format/json'
 
@@ -46,6 +47,7 @@ export async function searchPage(req: FhirRequest, ctx: SearchDeps, token: PageT
 
 async function search(req: FhirRequest, ctx: SearchDeps, target: SearchTarget, query: URLSearchParams, cursor?: Cursor): Promise<FhirResponse> {
   const lenient = /handling\s*=\s*lenient/i.test(req.headers.prefer ?? '')
+  assertSearchShape(query, ctx.config.limits)
   const q = parseSearch(target.types, query, {
     defaultCount: ctx.config.defaultPageSize,
     maxCount: ctx.config.maxPageSize,

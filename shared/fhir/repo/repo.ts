@@ -3,7 +3,7 @@
 // current version (deleted ones as tombstones); `resource_history` the earlier ones. The repository is
 // given its collaborators (collaborators.ts): the index writer, the integrity checker, terminology
 // maintenance and the custom search parameter registry, which every write statement involves.
-import type { Sql, TxSql } from '../../db/client'
+import { type Sql, setTransactionTimeout, type TxSql } from '../../db/client'
 import type { Fragment } from '../../db/fragments'
 import { AppError } from '../../errors'
 import { recordedResults } from './bundle-jobs'
@@ -34,6 +34,8 @@ export class Repo {
   constructor(
     readonly sql: Sql,
     collaborators: RepoCollaborators = READ_ONLY,
+    /** Budget of each statement of a write transaction (WRITE_STATEMENT_TIMEOUT_MS; 0: the pool's). */
+    private readonly writeTimeoutMs = 0,
   ) {
     this.collaborators = collaborators
     this.ids = new IdAllocator(sql)
@@ -121,7 +123,10 @@ export class Repo {
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
   async transaction<T>(fn: (w: WriteTx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
     let w: WriteTx | undefined
-    const result = (await this.sql.begin((tx) => fn((w = new WriteTx(tx, this.collaborators, this.ids, opts))))) as T
+    const result = (await this.sql.begin((tx) => {
+      setTransactionTimeout(tx, this.writeTimeoutMs)
+      return fn((w = new WriteTx(tx, this.collaborators, this.ids, opts)))
+    })) as T
     await Promise.all((w?.committed ?? []).map((after) => after()))
     return result
   }
