@@ -56,8 +56,8 @@ export function readLimits(e: LimitsVars): Limits {
       write: num(e.WRITE_STATEMENT_TIMEOUT_MS, 60_000),
       job: num(e.JOB_STATEMENT_TIMEOUT_MS, 600_000),
     },
-    fhirRateLimit: num(e.FHIR_RATE_LIMIT, 0),
-    anonymousRateLimit: num(e.ANONYMOUS_RATE_LIMIT, 0),
+    fhirRateLimit: num(e.FHIR_RATE_LIMIT, 50_000),
+    anonymousRateLimit: num(e.ANONYMOUS_RATE_LIMIT, 100),
     rateWindowMs: Math.max(1, num(e.RATE_WINDOW_MS, 1000)),
   }
 }

@@ -10,6 +10,7 @@ import type { Repo } from '../../shared/fhir/repo/repo'
 import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/request'
 import { requiredScope, route } from '../../shared/fhir/router'
 import { authenticate, authorize } from '../http/auth'
+import { clientAddress, type Peer, type RateLimiter, type SurfaceLimiters, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
 import type { Principal } from '../../shared/auth/api-keys'
 import { type BulkFileStore, bulkFileStore } from '../../shared/bulk/file-store'
 import { bulkStreamsBody, handleBulk, isBulkPath } from './bulk'
@@ -39,7 +40,8 @@ export function fhirRoutes(deps: FhirDeps) {
     : undefined
   const xmlCache = new XmlRenderCache(deps.config.xmlRenderCacheBytes)
   const bulkStore = bulkFileStore(deps.repo.sql, deps.config)
-  const handle = ({ request }: { request: Request }) => handleFhir(request, fixed, deps, xmlCache, bulkStore)
+  const limiters = surfaceLimiters(deps)
+  const handle = ({ request, server }: { request: Request; server: Peer | null }) => handleFhir(request, fixed, deps, xmlCache, bulkStore, limiters, server)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
 }
 
@@ -49,6 +51,8 @@ async function handleFhir(
   deps: FhirDeps,
   xmlCache: XmlRenderCache,
   bulkStore: BulkFileStore,
+  limiters: SurfaceLimiters,
+  server: Peer | null,
 ): Promise<Response> {
   const url = new URL(request.url)
   const ctx: FhirContext = fixed
@@ -66,6 +70,7 @@ async function handleFhir(
   const pretty = html ? query.get('_pretty') !== 'false' : wantsPretty(query.get('_pretty'), accept, deps.config.defaultPretty)
   const head = request.method === 'HEAD'
   const page = { html, requestUrl: request.url }
+  let rateHeaders: Record<string, string> | undefined
   try {
     if (!METHODS.has(request.method)) throw new AppError('not-allowed', `HTTP method ${request.method} is not supported`)
     if (request.url.includes('%00')) throw new AppError('invalid', 'The URL holds a NUL character (%00)')
@@ -88,8 +93,16 @@ async function handleFhir(
     // The capability statement is public; anything else, a body included, waits for a valid key.
     const open = path[0] === 'metadata' && path.length === 1 && (request.method === 'GET' || request.method === 'HEAD')
     if (!deps.config.authDisabled && !open) {
-      principal = await authenticate(deps.verifier, request.headers.get('authorization'))
+      principal = await authenticateLimited(deps.verifier, request, limiters.anonymous, server)
+      if (limiters.fhir.enabled) {
+        const d = await limiters.fhir.take(principal.keyId)
+        rateHeaders = limiters.fhir.headers(d)
+        if (!d.allowed) throw tooManyRequests(limiters.fhir, d, `requests per ${deps.config.limits.rateWindowMs} ms per API key (FHIR_RATE_LIMIT)`)
+      }
       if (!bulk) authorize(principal, requiredScope(req)) // bulk.ts checks its own scopes
+    } else if (!deps.config.authDisabled && limiters.anonymous.enabled && !request.headers.has('authorization')) {
+      const d = await limiters.anonymous.take(clientAddress(server, request))
+      if (!d.allowed) throw tooManyRequests(limiters.anonymous, d, anonymousWhat(deps))
     }
     if (path.length === 0 && req.method === 'POST') {
       req.bodyBytes = await readBodyBytes(request, deps.config.maxBodyBytes) // a Bundle for a worker: bundles.ts reads it
@@ -114,19 +127,43 @@ async function handleFhir(
         : path[0] === '$bundle-status' && path.length === 1 && req.method === 'GET'
           ? await bundleStatus(req, ctx, deps.jobs)
           : await route(req, ctx)
+    if (rateHeaders) res.headers = { ...res.headers, ...rateHeaders }
     return render(res, { format, pretty, head, requestId, xmlCache, ...page })
   } catch (err) {
     const appErr = toAppError(err)
     if (appErr.category === 'fault')
       log.error('request failed', { requestId, method: request.method, url: request.url, err: String((err as Error)?.stack ?? err) })
-    const headers: Record<string, string> = {}
+    const headers: Record<string, string> = { ...rateHeaders, ...(appErr.details.headers as Record<string, string> | undefined) }
     if (appErr.category === 'unauthorized') headers['www-authenticate'] = 'Bearer'
     const etag = appErr.details.etag as string | undefined
+    const status = appErr.details.status === 429 ? 429 : appErr.status
     return render(
-      { status: appErr.status, resource: errorOutcome(appErr), headers, etag, lastModified: appErr.details.lastModified as Date | undefined },
+      { status, resource: errorOutcome(appErr), headers, etag, lastModified: appErr.details.lastModified as Date | undefined },
       { format, pretty, head, requestId, ...page },
     )
   }
+}
+
+/**
+ * The request's principal; a request without a valid key counts against its address (ANONYMOUS_RATE_LIMIT),
+ * and an address over it is refused before its key is even looked up.
+ */
+async function authenticateLimited(verifier: ApiKeyVerifier, request: Request, anonymous: RateLimiter, server: Peer | null): Promise<Principal> {
+  if (!anonymous.enabled) return authenticate(verifier, request.headers.get('authorization'))
+  const address = clientAddress(server, request)
+  const over = anonymous.over(address)
+  if (over) throw tooManyRequests(anonymous, over, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
+  try {
+    return await authenticate(verifier, request.headers.get('authorization'))
+  } catch (err) {
+    const d = await anonymous.take(address)
+    if (!d.allowed) throw tooManyRequests(anonymous, d, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
+    throw err
+  }
+}
+
+function anonymousWhat(deps: FhirDeps): string {
+  return `requests without an API key per ${deps.config.limits.rateWindowMs} ms per address (ANONYMOUS_RATE_LIMIT)`
 }
 
 async function readBody(request: Request, max: number): Promise<string> {

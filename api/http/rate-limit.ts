@@ -1,6 +1,15 @@
-// Rate limiting per API key: a fixed window counter in Redis shared by every API node (INCR, and a
-// PEXPIRE on the window's first hit); in memory when there is no Redis (one process). A request over the
-// limit is refused with the seconds until the window ends (Retry-After, at least 1).
+// Rate limiting, the one implementation of every surface (issue 19): per API key on /fhir and the patient
+// API, per client address for traffic without a valid key. A fixed window counted in Redis, shared by
+// every API node; in memory when there is no Redis (one process). A request over the limit is refused
+// with the seconds until the window ends (Retry-After, at least 1), and answers carry the IETF headers
+// RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
+//
+// Counting costs no Redis round trip per request: each node counts in memory and adds its count to the
+// window's Redis key (INCRBY) at most every FLUSH_MS, reading back the cluster's total. A node's own
+// requests are always counted at once; other nodes' join within FLUSH_MS, so a cluster may let through
+// up to that much more than the limit.
+import type { Config } from '../../shared/config'
+import { AppError } from '../../shared/errors'
 import type { Redis } from '../../shared/redis'
 
 export interface RateDecision {
@@ -11,21 +20,71 @@ export interface RateDecision {
   retryAfterS: number
 }
 
-export class RateLimiter {
-  private readonly memory = new Map<string, { count: number; resetAt: number }>()
+interface Window {
+  /** Number of the window (time / windowMs). */
+  n: number
+  /** The cluster's count as Redis last answered, this node's flushed requests included. */
+  known: number
+  /** This node's requests not yet added in Redis. */
+  pending: number
+}
 
-  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis }) {}
+const FLUSH_MS = 50
+const MAX_KEYS = 100_000
+
+export class RateLimiter {
+  private readonly windows = new Map<string, Window>()
+  private flushing: ReturnType<typeof setTimeout> | undefined
+
+  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis; name?: string }) {}
 
   get enabled(): boolean {
     return this.opts.limit > 0
   }
 
+  /** Counts one request of `key`. */
   async take(key: string): Promise<RateDecision> {
+    const w = this.window(key)
+    w.pending++
+    if (this.opts.redis) this.flushSoon()
+    return this.decision(w.known + w.pending)
+  }
+
+  /** Whether `key` is already over its limit, counting nothing (a refusal that need not look further). */
+  over(key: string): RateDecision | undefined {
+    const w = this.windows.get(key)
+    if (!w || w.n !== this.current()) return undefined
+    const d = this.decision(w.known + w.pending)
+    return d.allowed ? undefined : d
+  }
+
+  /** The RateLimit-Policy and RateLimit headers of a decision. */
+  headers(d: RateDecision): Record<string, string> {
+    const name = this.opts.name ?? 'default'
+    return {
+      'ratelimit-policy': `"${name}";q=${d.limit};w=${Math.max(1, Math.round(this.opts.windowMs / 1000))}`,
+      ratelimit: `"${name}";r=${d.remaining};t=${d.retryAfterS}`,
+    }
+  }
+
+  private current(): number {
+    return Math.floor(Date.now() / this.opts.windowMs)
+  }
+
+  private window(key: string): Window {
+    const n = this.current()
+    let w = this.windows.get(key)
+    if (w && w.n === n) return w
+    if (this.windows.size >= MAX_KEYS) this.forgetOld(n)
+    w = { n, known: 0, pending: 0 }
+    this.windows.set(key, w)
+    return w
+  }
+
+  private decision(count: number): RateDecision {
     const { limit, windowMs } = this.opts
     const now = Date.now()
-    const window = Math.floor(now / windowMs)
-    const resetAt = (window + 1) * windowMs
-    const count = this.opts.redis ? await this.takeRedis(`${this.opts.prefix}:rate:${key}:${window}`) : this.takeMemory(key, resetAt)
+    const resetAt = (Math.floor(now / windowMs) + 1) * windowMs
     return {
       allowed: count <= limit,
       limit,
@@ -34,20 +93,85 @@ export class RateLimiter {
     }
   }
 
-  // One command per request: INCR, and PEXPIRE only on the window's first hit. A window's key is never
-  // reused (its number is in the name), so a lost PEXPIRE cannot block anyone; it only leaks one key.
-  private async takeRedis(k: string): Promise<number> {
-    const redis = this.opts.redis as Redis
-    const count = await redis.incr(k)
-    if (count === 1) await redis.pexpire(k, this.opts.windowMs + 1000)
-    return count
+  private forgetOld(n: number): void {
+    for (const [k, w] of this.windows) if (w.n !== n) this.windows.delete(k)
+    if (this.windows.size >= MAX_KEYS) this.windows.clear()
   }
 
-  private takeMemory(key: string, resetAt: number): number {
-    const hit = this.memory.get(key)
-    if (hit && hit.resetAt === resetAt) return ++hit.count
-    if (this.memory.size > 100_000) this.memory.clear()
-    this.memory.set(key, { count: 1, resetAt })
-    return 1
+  private flushSoon(): void {
+    this.flushing ??= setTimeout(() => {
+      this.flushing = undefined
+      void this.flush()
+    }, FLUSH_MS)
   }
+
+  // One INCRBY per key with requests since the last flush, in one pipeline; a window's key is never reused
+  // (its number is in the name) and expires after it, so a lost expiry cannot block anyone.
+  private async flush(): Promise<void> {
+    const redis = this.opts.redis as Redis
+    const batch = [...this.windows].filter(([, w]) => w.pending > 0)
+    if (batch.length === 0) return
+    const pipeline = redis.pipeline()
+    for (const [key, w] of batch) {
+      const k = `${this.opts.prefix}:rate:${key}:${w.n}`
+      pipeline.incrby(k, w.pending)
+      pipeline.pexpire(k, this.opts.windowMs + 1000)
+    }
+    const sent = batch.map(([, w]) => w.pending)
+    for (const [, w] of batch) w.pending = 0
+    try {
+      const replies = (await pipeline.exec()) ?? []
+      batch.forEach(([, w], i) => {
+        const total = Number(replies[2 * i]?.[1])
+        // The cluster's count; requests taken here meanwhile stay pending for the next flush.
+        w.known = Number.isFinite(total) ? Math.max(total, w.known + sent[i]) : w.known + sent[i]
+      })
+    } catch {
+      // Redis unreachable: keep counting here, so this node still limits on its own.
+      batch.forEach(([, w], i) => {
+        w.known += sent[i]
+      })
+    }
+  }
+}
+
+/** The limiters of an app's surfaces, made once per app (every route shares their counts). */
+export interface SurfaceLimiters {
+  /** Per API key on /fhir (FHIR_RATE_LIMIT). */
+  fhir: RateLimiter
+  /** Per client address, for requests without a valid key on every surface (ANONYMOUS_RATE_LIMIT). */
+  anonymous: RateLimiter
+}
+
+const made = new WeakMap<object, SurfaceLimiters>()
+
+export function surfaceLimiters(deps: { config: Config; redis?: Redis }): SurfaceLimiters {
+  let l = made.get(deps)
+  if (!l) {
+    const { limits, queuePrefix } = deps.config
+    const windowMs = limits.rateWindowMs
+    l = {
+      fhir: new RateLimiter({ limit: limits.fhirRateLimit, windowMs, prefix: `${queuePrefix}:fhir`, redis: deps.redis, name: 'per-key' }),
+      anonymous: new RateLimiter({ limit: limits.anonymousRateLimit, windowMs, prefix: `${queuePrefix}:anon`, redis: deps.redis, name: 'per-address' }),
+    }
+    made.set(deps, l)
+  }
+  return l
+}
+
+/** 429 for a refused request, with Retry-After and the limiter's headers (rendered by each surface). */
+export function tooManyRequests(limiter: RateLimiter, d: RateDecision, what: string): AppError {
+  return new AppError('busy', `Too many requests: at most ${d.limit} ${what}; retry after ${d.retryAfterS} s`, {
+    details: { code: 'throttled', status: 429, retryAfter: d.retryAfterS, headers: { ...limiter.headers(d), 'retry-after': String(d.retryAfterS) } },
+  })
+}
+
+/** What tells a request's peer: the server (Elysia's context `server`). */
+export interface Peer {
+  requestIP(r: Request): { address: string } | null
+}
+
+/** The address a request came from (the peer of the connection; a proxy's own address behind one). */
+export function clientAddress(server: Peer | null | undefined, request: Request): string {
+  return server?.requestIP(request)?.address ?? 'unknown'
 }

@@ -2,6 +2,7 @@
 // request id -> API key of an organization -> Version -> rate limit -> JSON body -> Idempotency-Key
 // (POST) -> handler -> JSON answer; any error becomes the envelope (envelope.ts). Every answer carries
 // X-Request-Id. Handlers get values (OrgCall), never the framework's context.
+import { isUtf8 } from 'node:buffer'
 import type { AppDeps } from '../deps'
 import { pageUrl } from '../../shared/connect/page-token'
 import { AppError } from '../../shared/errors'
@@ -10,7 +11,7 @@ import { apiError, badRequest } from '../../shared/patients/api-error'
 import { type OrgPrincipal, OrgKeyVerifier } from '../../shared/patients/org-api-keys'
 import { type ApiVersion, requestVersion } from '../../shared/patients/versions'
 import { idempotent, type Reply } from '../http/idempotency'
-import { RateLimiter } from '../http/rate-limit'
+import { clientAddress, type Peer, RateLimiter, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
 import { requestIdOf } from '../http/request-id'
 import { bodyResponse } from '../http/response'
 import { errorReply } from './envelope'
@@ -52,7 +53,7 @@ export type OrgHandler = (call: OrgCall) => Promise<OrgResult>
 
 export interface OrgApi {
   /** An Elysia handler (`({request, params}) => Response`) running `fn` behind the org edge. */
-  handle(fn: OrgHandler): (ctx: { request: Request; params?: Record<string, string> }) => Promise<Response>
+  handle(fn: OrgHandler): (ctx: { request: Request; params?: Record<string, string>; server?: Peer | null }) => Promise<Response>
   verifier: OrgKeyVerifier
 }
 
@@ -75,23 +76,23 @@ function createOrgApi(deps: AppDeps): OrgApi {
     prefix: deps.config.queuePrefix,
     redis: deps.redis,
   })
+  const { anonymous } = surfaceLimiters(deps)
   return {
     verifier,
     handle:
       (fn) =>
-      async ({ request, params }) => {
+      async ({ request, params, server }) => {
         const requestId = requestIdOf(request)
+        let rateHeaders: Record<string, string> | undefined
         try {
           const url = new URL(request.url)
           refuseLargeHead(request.headers)
-          const principal = await authenticateOrg(verifier, request.headers.get('authorization'))
+          const principal = await authenticateLimited(verifier, request, anonymous, server)
           const version = requestVersion(request.headers.get('version'), principal.version)
           if (limiter.enabled) {
             const rate = await limiter.take(principal.keyId)
-            if (!rate.allowed)
-              throw new AppError('busy', `Too many requests: at most ${rate.limit} per ${deps.config.patientApiRateWindowMs} ms per API key`, {
-                details: { code: 'throttled', status: 429, retryAfter: rate.retryAfterS },
-              })
+            rateHeaders = limiter.headers(rate)
+            if (!rate.allowed) throw tooManyRequests(limiter, rate, `per ${deps.config.patientApiRateWindowMs} ms per API key`)
           }
           const text = hasBody(request.method) ? await readBody(request) : ''
           const body = hasBody(request.method) ? parseJson(text) : undefined
@@ -115,11 +116,29 @@ function createOrgApi(deps: AppDeps): OrgApi {
               return errorAsReply(err, requestId, deps.publicBase())
             }
           }
-          return respond(await idempotent(deps.sql, deps.cipher, principal.organizationId, request, url.pathname, text, run), requestId)
+          const reply = await idempotent(deps.sql, deps.cipher, principal.organizationId, request, url.pathname, text, run)
+          return respond(rateHeaders ? { ...reply, headers: { ...reply.headers, ...rateHeaders } } : reply, requestId)
         } catch (err) {
-          return respond(errorAsReply(err, requestId, deps.publicBase()), requestId)
+          const reply = errorAsReply(err, requestId, deps.publicBase())
+          return respond(rateHeaders ? { ...reply, headers: { ...rateHeaders, ...reply.headers } } : reply, requestId)
         }
       },
+  }
+}
+
+/** authenticateOrg; a request without a valid key counts against its address (ANONYMOUS_RATE_LIMIT). */
+async function authenticateLimited(verifier: OrgKeyVerifier, request: Request, anonymous: RateLimiter, server: Peer | null | undefined) {
+  if (!anonymous.enabled) return authenticateOrg(verifier, request.headers.get('authorization'))
+  const address = clientAddress(server, request)
+  const over = anonymous.over(address)
+  const what = 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)'
+  if (over) throw tooManyRequests(anonymous, over, what)
+  try {
+    return await authenticateOrg(verifier, request.headers.get('authorization'))
+  } catch (err) {
+    const d = await anonymous.take(address)
+    if (!d.allowed) throw tooManyRequests(anonymous, d, what)
+    throw err
   }
 }
 
@@ -137,6 +156,7 @@ function errorAsReply(err: unknown, requestId: string, publicBase: string): Repl
   const headers: Record<string, string> = {}
   const retryAfter = err instanceof AppError ? (err.details.retryAfter as number | undefined) : undefined
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
+  if (err instanceof AppError && err.details.headers) Object.assign(headers, err.details.headers)
   if (status === 401) headers['www-authenticate'] = 'Bearer'
   return { status, body: JSON.stringify(envelope), headers }
 }
@@ -165,9 +185,10 @@ const hasBody = (method: string) => method === 'POST' || method === 'PUT' || met
 async function readBody(request: Request): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? 0)
   if (declared > MAX_JSON_BODY_BYTES) throw tooLarge()
-  const text = await request.text()
-  if (Buffer.byteLength(text) > MAX_JSON_BODY_BYTES) throw tooLarge()
-  return text
+  const bytes = await request.bytes()
+  if (bytes.byteLength > MAX_JSON_BODY_BYTES) throw tooLarge()
+  if (!isUtf8(bytes)) throw badRequest('The request body is not valid UTF-8')
+  return new TextDecoder().decode(bytes)
 }
 
 const tooLarge = () => apiError('too-large', 'payload_too_large', `Request body exceeds the limit of ${MAX_JSON_BODY_BYTES} bytes`)
