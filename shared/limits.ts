@@ -53,7 +53,7 @@ export function readLimits(e: LimitsVars): Limits {
     maxIncludes: num(e.MAX_INCLUDES, 10),
     statementTimeoutMs: {
       search: num(e.SEARCH_STATEMENT_TIMEOUT_MS, 30_000),
-      write: num(e.WRITE_STATEMENT_TIMEOUT_MS, 60_000),
+      write: num(e.WRITE_STATEMENT_TIMEOUT_MS, 120_000),
       job: num(e.JOB_STATEMENT_TIMEOUT_MS, 600_000),
     },
     fhirRateLimit: num(e.FHIR_RATE_LIMIT, 50_000),
