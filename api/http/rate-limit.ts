@@ -117,20 +117,20 @@ export class RateLimiter {
       pipeline.incrby(k, w.pending)
       pipeline.pexpire(k, this.opts.windowMs + 1000)
     }
-    const sent = batch.map(([, w]) => w.pending)
-    for (const [, w] of batch) w.pending = 0
+    // What is sent counts here at once (a request taken while Redis answers sees it).
+    for (const [, w] of batch) {
+      w.known += w.pending
+      w.pending = 0
+    }
     try {
       const replies = (await pipeline.exec()) ?? []
       batch.forEach(([, w], i) => {
+        // The cluster's count: this node's requests and every other node's.
         const total = Number(replies[2 * i]?.[1])
-        // The cluster's count; requests taken here meanwhile stay pending for the next flush.
-        w.known = Number.isFinite(total) ? Math.max(total, w.known + sent[i]) : w.known + sent[i]
+        if (Number.isFinite(total)) w.known = Math.max(w.known, total)
       })
     } catch {
-      // Redis unreachable: keep counting here, so this node still limits on its own.
-      batch.forEach(([, w], i) => {
-        w.known += sent[i]
-      })
+      // Redis unreachable: this node goes on limiting with its own count.
     }
   }
 }
