@@ -39,15 +39,16 @@ export async function loadSynthea(sql: Sql, config: Config, copies: number, onPr
 }
 
 /**
- * The Synthea data `copies` times in the benchmark database, loaded and analysed when it is empty; a
- * database kept with BENCH_DB is reused as it is. Prints what it did.
+ * The Synthea data `copies` times in the benchmark database, loaded and analysed when it is empty
+ * (`analyze: false` leaves the tables as a load leaves them, without statistics); a database kept with
+ * BENCH_DB is reused as it is. Prints what it did.
  */
-export async function ensureSynthea(sql: Sql, databaseUrl: string, copies: number): Promise<void> {
+export async function ensureSynthea(sql: Sql, databaseUrl: string, copies: number, opts: { analyze?: boolean } = {}): Promise<void> {
   const [{ loaded }] = await sql<{ loaded: number }[]>`select count(*)::int as loaded from resource`
   if (loaded > 0) return void console.log(`reusing ${loaded} resources in ${databaseUrl}`)
   const t0 = performance.now()
   const n = await loadSynthea(sql, loadConfig({ DATABASE_URL: databaseUrl }), copies)
   const seconds = (performance.now() - t0) / 1000
   console.log(`loaded ${n} resources in ${seconds.toFixed(1)} s (${Math.round(n / seconds)} resources/s, direct set-wise writes with indexes)`)
-  await sql`analyze`
+  if (opts.analyze !== false) await sql`analyze`
 }

@@ -3,6 +3,7 @@
 import { AdminJob, type AdminJobKind } from '../shared/jobs/admin-job'
 import { MAX_TAKEOVERS, runAdminJob } from '../shared/jobs/admin-runner'
 import { checkPayload } from '../shared/jobs/definition'
+import { analyzeGrownTables } from '../shared/db/analyze'
 import { ReindexPassJob } from '../shared/jobs/reindex-pass'
 import { ReindexJobKind } from '../shared/fhir/reindex/reindex-job'
 import { ExpungeJobKind } from '../shared/fhir/repo/expunge-job'
@@ -36,7 +37,11 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
       definition: ReindexPassJob,
       concurrency: 1,
       every: { ms: 10_000, data: {} },
-      process: async () => ({ indexed: (await deps.repo.performReindexingPass()) ?? 0 }),
+      process: async () => {
+        const indexed = (await deps.repo.performReindexingPass()) ?? 0
+        if (indexed > 0) await analyzeGrownTables(deps.repo.sql)
+        return { indexed }
+      },
     },
   ]
 }

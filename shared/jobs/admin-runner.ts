@@ -1,6 +1,7 @@
 // Runs one admin job for a worker: claims the row for this attempt, runs the kind's processor from the
 // saved cursor, and records the outcome. A retried attempt (after a crash or an error) resumes from
 // the last checkpoint; an attempt that lost the job to another cannot checkpoint any more.
+import { analyzeGrownTables } from '../db/analyze'
 import type { Sql, TxSql } from '../db/client'
 import type { Repo } from '../fhir/repo/repo'
 import { AppError } from '../errors'
@@ -62,10 +63,13 @@ export async function runAdminJob(repo: Repo, kinds: ReadonlyMap<string, AdminJo
   try {
     const result = await kind.run(run, row.params)
     await finish(sql, id, owner, 'completed', { result })
+    // A reindex, an import or an expunge changes many rows: statistics follow (db/analyze.ts).
+    await analyzeGrownTables(sql)
     return result
   } catch (err) {
     if (err instanceof JobCancelled) {
       await finish(sql, id, owner, 'cancelled', {})
+      await analyzeGrownTables(sql)
       return { cancelled: true }
     }
     const e = err as Error

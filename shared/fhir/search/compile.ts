@@ -21,7 +21,18 @@ export interface Scope {
   /** Its resource type when known (one-type search); undefined for a system search over several. */
   type?: string
   depth: number
+  /**
+   * Every criterion on the row's own index rows is a probe of that row (a subplan kept apart by
+   * OFFSET 0), never a join the planner may turn around: the rows to check are chosen by the caller
+   * (bounded.ts drives from the criterion with the fewest rows, or scans in rid order up to the page).
+   */
+  probes?: boolean
 }
+
+// Keeps an EXISTS a subplan probed per row: PostgreSQL does not pull a subquery with OFFSET up into a
+// join. For NOT EXISTS always: as an anti join, a generic plan that guessed one row for the index side
+// ran a nested loop over every pair (Observation?status:not=final read 921 million rows, issue 23).
+const probe = (sql: Sql, on: boolean | undefined): Fragment => (on ? sql`offset 0` : sql``)
 
 /**
  * True when the criteria hold a `_has`: its statement is then planned for its values (withCustomPlans).
@@ -61,9 +72,8 @@ export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, b
 
 type ParamCriterion = Extract<Criterion, { kind: 'param' }>
 
-// Which index rows to start from when several criteria are checked on index rows: a reference names
-// one resource, a token one code; strings and URIs come next. Ranges (dates, numbers, quantities) and
-// composites only filter candidates.
+// Which index rows are likeliest to be few: a reference names one resource, a token one code; strings
+// and URIs come next; ranges (dates, numbers, quantities) and composites last.
 const DRIVER_RANK: Partial<Record<SearchParamType, number>> = { reference: 0, token: 1, string: 2, uri: 2 }
 
 /**
@@ -74,18 +84,70 @@ const DRIVER_RANK: Partial<Record<SearchParamType, number>> = { reference: 0, to
  * checked (e.g. 55 Observations of a patient read to keep the 4 with a given code).
  */
 export function compileMatch(sql: Sql, criteria: Criterion[], scope: Scope, baseUrl: string): Fragment {
+  const driver = referenceDriver(criteria, scope)
+  if (!driver) return compileCriteria(sql, criteria, scope, baseUrl)
   const onRows = criteria.filter((c): c is ParamCriterion => isRowCriterion(c))
-  const type = scope.type
-  const rank = (c: ParamCriterion) => DRIVER_RANK[c.def.type] ?? Number.POSITIVE_INFINITY
-  const driver = onRows.reduce<ParamCriterion | undefined>((best, c) => (rank(c) < (best ? rank(best) : Number.POSITIVE_INFINITY) ? c : best), undefined)
-  // Only a clear choice drives (e.g. a reference beside tokens): between two tokens, say, nothing here
-  // knows which is rarer, and the planner keeps choosing as before.
-  const clear = driver !== undefined && onRows.every((c) => c === driver || rank(c) > rank(driver))
-  if (type === undefined || onRows.length < 2 || driver === undefined || !clear) return compileCriteria(sql, criteria, scope, baseUrl)
+  const typed = { ...scope, type: scope.type as string }
   const byPatient = patientCodeDriver(onRows, driver, baseUrl)
-  const typed = { ...scope, type }
   if (byPatient) return drive(sql, byPatient.token, byPatient.patient, onRows, criteria, typed, baseUrl)
   return drive(sql, driver, undefined, onRows, criteria, typed, baseUrl)
+}
+
+/**
+ * The reference criterion compileMatch drives from, when a reference stands beside other criteria on
+ * index rows (it names one resource: its rows are few): `subject=Patient/1&code=...`.
+ */
+export function referenceDriver(criteria: Criterion[], scope: Scope): ParamCriterion | undefined {
+  const onRows = criteria.filter((c): c is ParamCriterion => isRowCriterion(c))
+  const driver = onRows.find((c) => c.def.type === 'reference')
+  if (scope.type === undefined || onRows.length < 2 || driver === undefined) return undefined
+  return driver
+}
+
+/**
+ * The positive criteria on index rows of a one-type search that may drive it, likeliest first (a
+ * reference names one resource, a token one code; strings and URIs next; ranges last): bounded.ts
+ * measures how many rows each matches, up to a budget, and drives from the fewest.
+ */
+export function driverCandidates(criteria: Criterion[]): DriverCriterion[] {
+  // A chain or _has names the resources its inner criterion finds (often few): after a reference.
+  const rank = (c: DriverCriterion) => (c.kind === 'param' ? (DRIVER_RANK[c.def.type] ?? 3) : 0.5)
+  return criteria.filter((c): c is DriverCriterion => isRowCriterion(c) || c.kind === 'chain' || c.kind === 'has').sort((a, b) => rank(a) - rank(b))
+}
+
+type ChainCriterion = Extract<Criterion, { kind: 'chain' }>
+type HasCriterion = Extract<Criterion, { kind: 'has' }>
+export type DriverCriterion = ParamCriterion | ChainCriterion | HasCriterion
+
+/** The rids (`select rid ...`) of the resources of `type` a criterion that may drive matches. */
+export function criterionRows(sql: Sql, c: DriverCriterion, type: string, baseUrl: string): Fragment {
+  const scope = { alias: 'r0', type, depth: 0 }
+  if (c.kind === 'chain')
+    return sql`select i.rid from idx_reference i where i.res_type = ${type} and i.code = ${c.def.code} and (${chainTargets(sql, c, scope, baseUrl)})`
+  if (c.kind === 'has')
+    return sql`select t.rid from resource t where t.res_type = ${type} and not t.deleted and t.id in (${hasTargets(sql, c, sql`${type}`, 0, baseUrl)})`
+  const { table, match } = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
+  return sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and ${codeMatch(sql, c.def)} and (${match})`
+}
+
+// A chain's reference rows `i` point at a target of one of its types that matches that branch.
+function chainTargets(sql: Sql, c: ChainCriterion, scope: Scope, baseUrl: string): Fragment {
+  const inner = sql(`r${scope.depth + 1}`)
+  const branches = c.branches.map(
+    (b) => sql`(i.target_type = ${b.type} and i.target_id in (
+      select ${inner}.id from resource ${inner}
+      where ${inner}.res_type = ${b.type} and not ${inner}.deleted
+        and ${compileCriterion(sql, b.inner, { alias: `r${scope.depth + 1}`, type: b.type, depth: scope.depth + 1 }, baseUrl)}))`,
+  )
+  return join(sql, branches, sql` or `)
+}
+
+// The ids of the resources of `targetType` that a `_has` source resource matching its criterion references.
+function hasTargets(sql: Sql, c: HasCriterion, targetType: Fragment, depth: number, baseUrl: string): Fragment {
+  const src = sql(`r${depth + 1}`)
+  return sql`select h.target_id from idx_reference h join resource ${src} on ${src}.rid = h.rid
+    where h.code = ${c.refCode} and h.target_type = ${targetType} and ${src}.res_type = ${c.sourceType} and not ${src}.deleted
+      and ${compileCriterion(sql, c.inner, { alias: `r${depth + 1}`, type: c.sourceType, depth: depth + 1 }, baseUrl)}`
 }
 
 /**
@@ -150,27 +212,13 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
       if (c.def.common === 'column') return c.missing ? sql`false` : sql`true`
       const h = handlerFor(c.def.type)
       if (!h) throw unsupported(c.def)
-      const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid and ${codeMatch(sql, c.def)})`
+      const exists = sql`exists (select 1 from ${sql(h.table)} i where i.rid = ${r}.rid and ${codeMatch(sql, c.def)} ${probe(sql, c.missing || scope.probes)})`
       return c.missing ? sql`not ${exists}` : exists
     }
-    case 'chain': {
-      const inner = sql(`r${scope.depth + 1}`)
-      const branches = c.branches.map(
-        (b) => sql`(i.target_type = ${b.type} and i.target_id in (
-          select ${inner}.id from resource ${inner}
-          where ${inner}.res_type = ${b.type} and not ${inner}.deleted
-            and ${compileCriterion(sql, b.inner, { alias: `r${scope.depth + 1}`, type: b.type, depth: scope.depth + 1 }, baseUrl)}))`,
-      )
-      return sql`exists (select 1 from idx_reference i where i.rid = ${r}.rid and i.code = ${c.def.code} and (${join(sql, branches, sql` or `)}))`
-    }
-    case 'has': {
-      const src = sql(`r${scope.depth + 1}`)
-      const targetType = scope.type !== undefined ? sql`${scope.type}` : sql`${r}.res_type`
-      return sql`${r}.id in (
-        select h.target_id from idx_reference h join resource ${src} on ${src}.rid = h.rid
-        where h.code = ${c.refCode} and h.target_type = ${targetType} and ${src}.res_type = ${c.sourceType} and not ${src}.deleted
-          and ${compileCriterion(sql, c.inner, { alias: `r${scope.depth + 1}`, type: c.sourceType, depth: scope.depth + 1 }, baseUrl)})`
-    }
+    case 'chain':
+      return sql`exists (select 1 from idx_reference i where i.rid = ${r}.rid and i.code = ${c.def.code} and (${chainTargets(sql, c, scope, baseUrl)}) ${probe(sql, scope.probes)})`
+    case 'has':
+      return sql`${r}.id in (${hasTargets(sql, c, scope.type !== undefined ? sql`${scope.type}` : sql`${r}.res_type`, scope.depth, baseUrl)})`
     case 'or':
       return sql`(${join(
         sql,
@@ -222,7 +270,7 @@ function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefine
   if (def.code === '_lastUpdated') return compileLastUpdated(sql, modifier, values, r)
   const { table, match, negated } = paramRows(sql, def, modifier, values, scope, baseUrl)
   const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
-  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and ${codeMatch(sql, def)} and (${match}))`
+  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and ${codeMatch(sql, def)} and (${match}) ${probe(sql, negated || scope.probes)})`
   return negated ? sql`not ${exists}` : exists
 }
 

@@ -10,6 +10,7 @@ import type { Fragment } from './param-handler'
 import type { SearchQuery, SortSpec } from './query'
 import { loadIncludes } from './include'
 import { type SearchMatch, toMatch } from './match'
+import { type BoundedPage, boundedPage } from './bounded'
 import { orderedScan } from './ordered-scan'
 import { prepareTerminologyCriteria } from './terminology-criteria'
 
@@ -40,7 +41,7 @@ const ROW = 'r0'
 export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
   await prepareTerminologyCriteria(sql, q.criteria)
   const where = whereOf(sql, q, baseUrl)
-  if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where) }
+  if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where, boundedPage(sql, q, baseUrl, ROW)) }
   const asOf = cursor?.asOf ?? new Date().toISOString()
   const keys = sortKeys(sql, q.sort, asOf)
   const reverse = cursor?.dir === 'before'
@@ -57,11 +58,39 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
           sql`, `,
         )}`
       : sql``
-  const rows = await sql<any[]>`
-    select ${sql(ROW)}.rid::text, ${sql(ROW)}.res_type, ${sql(ROW)}.id, ${sql(ROW)}.content
+  const r = sql(ROW)
+  const after = cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``
+  // In rid order a cursor also bounds the drivers' rows (bounded.ts).
+  const ridBound =
+    keys.length === 0 && cursor
+      ? (col: Fragment) => (cursor.dir === 'before' ? sql`${col} < ${cursor.rid}::bigint` : sql`${col} > ${cursor.rid}::bigint`)
+      : undefined
+  const bounded = scan ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound)
+  const rows = bounded
+    ? await sql<any[]>`
+    with ${bounded.with}
+    select * from (${join(
+      sql,
+      bounded.branches.map(
+        (b) => sql`(select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content ${keyCols}, ${r}.rid as rid_order
+          from ${b.from} where ${b.when} ${after} order by ${order} limit ${q.count + 1})`,
+      ),
+      sql` union all `,
+    )}) page
+    order by ${join(
+      sql,
+      [
+        ...keys.map((k, n) => orderTerm(sql, { expr: sql`page.${sql(`k${n}`)}`, desc: k.desc }, reverse)),
+        reverse ? sql`page.rid_order desc` : sql`page.rid_order asc`,
+      ],
+      sql`, `,
+    )}
+    limit ${q.count + 1}`
+    : await sql<any[]>`
+    select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content
       ${keyCols}
-    from ${scan ? scan.from(ROW, where) : sql`resource ${sql(ROW)}`}
-    where ${scan ? scan.where : where} ${cursor ? sql`and ${cursorCondition(sql, keys, cursor)}` : sql``}
+    from ${scan ? scan.from(ROW, where) : sql`resource ${r}`}
+    where ${scan ? scan.where : where} ${after}
       ${scan && cursor?.keys[0] ? sql`and ${scan.bound(cursor.keys[0], reverse)}` : sql``}
     order by ${order}
     limit ${q.count + 1} ${q.offset ? sql`offset ${q.offset}` : sql``}`
@@ -79,7 +108,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     if (hasNext) result.next = cursorOf(page[page.length - 1], 'after')
     if (hasPrev) result.previous = cursorOf(page[0], 'before')
   }
-  if (q.total === 'accurate') result.total = await countOf(sql, where)
+  if (q.total === 'accurate') result.total = await countOf(sql, where, boundedPage(sql, q, baseUrl, ROW))
   else if (q.total === 'estimate') result.total = await estimateOf(sql, where)
   else if (q.total !== 'none' && !cursor && !q.offset && !more) result.total = matches.length
   const included = await loadIncludes(sql, q, matches)
@@ -109,7 +138,12 @@ function whereOf(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {
   return sql`${types} and not ${r}.deleted and ${compileMatch(sql, q.criteria, scope, baseUrl)}`
 }
 
-async function countOf(sql: Sql, where: Fragment): Promise<number> {
+async function countOf(sql: Sql, where: Fragment, bounded?: BoundedPage): Promise<number> {
+  if (bounded) {
+    const counts = bounded.branches.map((b) => sql`(select count(*) from ${b.from} where ${b.when})`)
+    const [row] = await sql<{ n: number }[]>`with ${bounded.with} select (${join(sql, counts, sql` + `)})::int as n`
+    return row.n
+  }
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from resource ${sql(ROW)} where ${where}`
   return row.n
 }
