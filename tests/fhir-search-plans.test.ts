@@ -38,7 +38,12 @@ function problems(p: PlanNode, inSubPlan = false): string[] {
   if (p['Node Type'] === 'Nested Loop') {
     let inner = p.Plans?.[1]
     while (inner && ['Result', 'Limit'].includes(inner['Node Type']) && inner.Plans?.length === 1) inner = inner.Plans[0]
-    if (!inner || !['Index Scan', 'Index Only Scan'].includes(inner['Node Type'])) out.push(`nested loop over ${inner ? planShape(inner) : '?'}`)
+    // an index lookup per outer row (a bitmap one included), not a set read again for every row
+    const lookup =
+      inner &&
+      (['Index Scan', 'Index Only Scan'].includes(inner['Node Type']) ||
+        (inner['Node Type'] === 'Bitmap Heap Scan' && inner.Plans?.[0]['Node Type'] === 'Bitmap Index Scan'))
+    if (!lookup) out.push(`nested loop over ${inner ? planShape(inner) : '?'}`)
   }
   const rel = p['Relation Name'] ?? ''
   if (sub && rel.startsWith('idx_') && !(p['Index Name'] ?? '').endsWith('_rid')) out.push(`per-row probe reads ${planShape(p)}`)

@@ -1,13 +1,15 @@
 // Statistics that follow bulk writes. Autovacuum may be off (it is on the project's machines) or late
 // behind a bulk load, and PostgreSQL then plans on what it knew before the load (nothing, for tables
 // filled since they were created). A job that writes many rows (a transaction Bundle, $reindex, a bulk
-// import, an expunge) calls this when it ends: each of the tables whose rows changed by more than a
-// tenth since their last ANALYZE (and at least MIN_CHANGED rows) is analysed. Search does not depend on
-// it to stay fast (shared/fhir/search/bounded.ts), but other plans do better with current statistics.
+// import, the reindexing pass) calls this when it ends: each table that grew by more than a tenth since
+// its statistics were taken (pages now against pg_class.relpages, which ANALYZE and VACUUM set; the
+// cumulative counters would lag: a backend reports its writes up to seconds later) is analysed. Search
+// does not depend on it to stay fast (shared/fhir/search/bounded.ts); other plans do better with it.
 import type { Sql } from './client'
 import { log } from '../log'
 
-const MIN_CHANGED = 1000
+/** Growth below this many pages (64 kB) is not worth an ANALYZE. */
+const MIN_PAGES = 8
 /** One job at a time analyses; the others skip (the tables they grew are analysed by that one or the next). */
 const ANALYZE_LOCK = 0x616e_616c // "anal"
 
@@ -18,9 +20,10 @@ export async function analyzeGrownTables(sql: Sql): Promise<string[]> {
       const [{ locked }] = await tx`select pg_try_advisory_xact_lock(${ANALYZE_LOCK}) as locked`
       if (!locked) return []
       const grown = await tx<{ name: string }[]>`
-        select relname as name from pg_stat_user_tables
-        where schemaname = current_schema() and n_mod_since_analyze >= greatest(${MIN_CHANGED}, n_live_tup / 10)
-        order by relname`
+        select c.relname as name from pg_class c
+        where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'
+          and pg_relation_size(c.oid) / current_setting('block_size')::int > c.relpages * 1.1 + ${MIN_PAGES}
+        order by c.relname`
       for (const t of grown) await tx`analyze ${tx(t.name)}`
       return grown.map((t) => t.name)
     })

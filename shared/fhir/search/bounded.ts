@@ -42,7 +42,15 @@ export function boundedPage(sql: Sql, q: SearchQuery, baseUrl: string, row: stri
   const drivers = driverCandidates(q.criteria).slice(0, MAX_DRIVERS)
   if (drivers.length === 0) return undefined
   const r = sql(row)
-  const where = sql`${r}.res_type = ${type} and not ${r}.deleted and ${compileCriteria(sql, q.criteria, scope, baseUrl)}`
+  // The resources' own conditions and every criterion but `skip` (a driver's candidates meet its own).
+  const whereBut = (skip?: unknown) =>
+    sql`${r}.res_type = ${type} and not ${r}.deleted and ${compileCriteria(
+      sql,
+      q.criteria.filter((c) => c !== skip),
+      scope,
+      baseUrl,
+    )}`
+  const where = whereBut()
   const d = (n: number) => sql(`d${n}`)
   const size = (n: number) => sql`(select count(*) from ${d(n)})`
   const ctes = drivers.map(
@@ -52,12 +60,12 @@ export function boundedPage(sql: Sql, q: SearchQuery, baseUrl: string, row: stri
   const sizes = drivers.map((_, n) => sql`${size(n)} as ${sql(`n${n}`)}`)
   const n = (k: number) => sql`s.${sql(`n${k}`)}`
   // Driver k runs when it is under the budget and the fewest (ties to the likeliest).
-  const branches = drivers.map((_, k) => {
+  const branches = drivers.map((driver, k) => {
     const fewest = drivers.map((__, m) => (m === k ? sql`true` : m < k ? sql`${n(k)} < ${n(m)}` : sql`${n(k)} <= ${n(m)}`))
     return {
       from: sql`(select distinct rid from ${d(k)}) c cross join lateral (
         select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
-        where ${r}.rid = c.rid and ${where} offset 0) ${r}`,
+        where ${r}.rid = c.rid and ${whereBut(driver)} offset 0) ${r}`,
       when: sql`(select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest, sql` and `)} from sizes s)`,
     }
   })

@@ -124,8 +124,11 @@ export function criterionRows(sql: Sql, c: DriverCriterion, type: string, baseUr
   const scope = { alias: 'r0', type, depth: 0 }
   if (c.kind === 'chain')
     return sql`select i.rid from idx_reference i where i.res_type = ${type} and i.code = ${c.def.code} and (${chainTargets(sql, c, scope, baseUrl)})`
+  // The targets' ids once, then each one's row by the (res_type, id) key: as `t.id in (...)`, a plan
+  // guessing one row everywhere ran the whole _has subquery again for every resource of the type.
   if (c.kind === 'has')
-    return sql`select t.rid from resource t where t.res_type = ${type} and not t.deleted and t.id in (${hasTargets(sql, c, sql`${type}`, 0, baseUrl)})`
+    return sql`select t.rid from (select distinct x.target_id from (${hasTargets(sql, c, sql`${type}`, 0, baseUrl)}) x) ids
+      cross join lateral (select t.rid from resource t where t.res_type = ${type} and t.id = ids.target_id and not t.deleted offset 0) t`
   const { table, match } = paramRows(sql, c.def, c.modifier, c.values, scope, baseUrl)
   return sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and ${codeMatch(sql, c.def)} and (${match})`
 }
