@@ -34,6 +34,13 @@ export interface Scope {
 // ran a nested loop over every pair (Observation?status:not=final read 921 million rows, issue 23).
 const probe = (sql: Sql, on: boolean | undefined): Fragment => (on ? sql`offset 0` : sql``)
 
+// An `x in (subquery)` checked per row whose subquery does not depend on the row: as a probe it must be
+// found once and hashed (a hashed SubPlan), which PostgreSQL does when the IN is not a plain AND-ed
+// condition it would pull up into a join (and then, in a per-row probe, run again for every row: a
+// chain `patient:Patient.gender=male` re-read every male patient for each Observation). `is true` keeps
+// it an expression; it means the same in a WHERE (unknown is not true either way).
+const once = (sql: Sql, inSubquery: Fragment, on: boolean | undefined): Fragment => (on ? sql`(${inSubquery}) is true` : inSubquery)
+
 /**
  * True when the criteria hold a `_has`: its statement is then planned for its values (withCustomPlans).
  * On a generic plan PostgreSQL guesses one row everywhere and checks the source resources candidate by
@@ -136,12 +143,13 @@ export function criterionRows(sql: Sql, c: DriverCriterion, type: string, baseUr
 // A chain's reference rows `i` point at a target of one of its types that matches that branch.
 function chainTargets(sql: Sql, c: ChainCriterion, scope: Scope, baseUrl: string): Fragment {
   const inner = sql(`r${scope.depth + 1}`)
-  const branches = c.branches.map(
-    (b) => sql`(i.target_type = ${b.type} and i.target_id in (
+  const branches = c.branches.map((b) => {
+    const targets = sql`i.target_id in (
       select ${inner}.id from resource ${inner}
       where ${inner}.res_type = ${b.type} and not ${inner}.deleted
-        and ${compileCriterion(sql, b.inner, { alias: `r${scope.depth + 1}`, type: b.type, depth: scope.depth + 1 }, baseUrl)}))`,
-  )
+        and ${compileCriterion(sql, b.inner, { alias: `r${scope.depth + 1}`, type: b.type, depth: scope.depth + 1 }, baseUrl)})`
+    return sql`(i.target_type = ${b.type} and ${once(sql, targets, scope.probes)})`
+  })
   return join(sql, branches, sql` or `)
 }
 
@@ -221,7 +229,11 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
     case 'chain':
       return sql`exists (select 1 from idx_reference i where i.rid = ${r}.rid and i.code = ${c.def.code} and (${chainTargets(sql, c, scope, baseUrl)}) ${probe(sql, scope.probes)})`
     case 'has':
-      return sql`${r}.id in (${hasTargets(sql, c, scope.type !== undefined ? sql`${scope.type}` : sql`${r}.res_type`, scope.depth, baseUrl)})`
+      return once(
+        sql,
+        sql`${r}.id in (${hasTargets(sql, c, scope.type !== undefined ? sql`${scope.type}` : sql`${r}.res_type`, scope.depth, baseUrl)})`,
+        scope.probes,
+      )
     case 'or':
       return sql`(${join(
         sql,
@@ -272,8 +284,12 @@ function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefine
   }
   if (def.code === '_lastUpdated') return compileLastUpdated(sql, modifier, values, r)
   const { table, match, negated } = paramRows(sql, def, modifier, values, scope, baseUrl)
-  const typeFilter = scope.type !== undefined ? sql`and i.res_type = ${scope.type}` : sql``
-  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and ${codeMatch(sql, def)} and (${match}) ${probe(sql, negated || scope.probes)})`
+  const perRow = negated || scope.probes
+  // A probe names no res_type (the rows of a rid are its resource's): a lookup index, which starts with
+  // res_type, is then no candidate, and the rid key is (a generic plan without statistics preferred the
+  // smaller lookup and read every row of the value for each resource probed).
+  const typeFilter = scope.type !== undefined && !perRow ? sql`and i.res_type = ${scope.type}` : sql``
+  const exists = sql`exists (select 1 from ${sql(table)} i where i.rid = ${r}.rid ${typeFilter} and ${codeMatch(sql, def)} and (${match}) ${probe(sql, perRow)})`
   return negated ? sql`not ${exists}` : exists
 }
 
