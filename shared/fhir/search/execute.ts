@@ -73,7 +73,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
       sql,
       bounded.branches.map(
         (b) => sql`(select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content ${keyCols}, ${r}.rid as rid_order
-          from ${b.from} where ${b.when} ${after} order by ${order} limit ${q.count + 1})`,
+          from ${b.from} where ${b.when} ${after} order by ${order} limit ${q.count + 1 + (q.offset ?? 0)})`,
       ),
       sql` union all `,
     )}) page
@@ -85,7 +85,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
       ],
       sql`, `,
     )}
-    limit ${q.count + 1}`
+    limit ${q.count + 1} ${q.offset ? sql`offset ${q.offset}` : sql``}`
     : await sql<any[]>`
     select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content
       ${keyCols}
