@@ -14,7 +14,7 @@ import { type BundleEntry, VERB_ORDER } from './entries'
 import { resolveReferences } from './entry-references'
 import { planVersions } from './entry-versions'
 import { type Planned, resolveIdentities } from './identities'
-import { type Candidate, localMatches } from './local-match'
+import { IndexedCandidates, localMatches } from './local-match'
 import { type EntryResult, entryError, inEntry, inEntrySync } from './results'
 
 /**
@@ -118,13 +118,13 @@ async function assertCreatesMatchOwnUrls(w: WriteTx, base: MatchBase, plans: Pla
  * of the same identifier. Evaluated in memory, as HAPI does; criteria it cannot evaluate are skipped.
  */
 function assertNoDuplicates(plans: Planned[], versions: NewVersion[]): void {
-  const byType = new Map<string, Candidate[]>()
+  const byType = new Map<string, IndexedCandidates>()
   for (const p of plans) {
     if (!p.match || !(p.action === 'create' || p.createsFor !== undefined)) continue
     const { url } = p.match
     let candidates = byType.get(url.type)
     if (!candidates) {
-      candidates = versions.filter((v) => v.type === url.type && !v.deleted).map((v) => ({ id: v.id, resource: v.resource }))
+      candidates = new IndexedCandidates(versions.filter((v) => v.type === url.type && !v.deleted).map((v) => ({ id: v.id, resource: v.resource })))
       byType.set(url.type, candidates)
     }
     if (localMatches(candidates, url.type, url.params).length > 1)
