@@ -6,11 +6,11 @@ export const BENCH_KEY = 'bench-admin-key-0123456789abcdef'
 
 /**
  * The environment package.json's `start`, `api` and `worker` scripts give a server process: mimalloc
- * (Bun's allocator) keeps freed memory instead of returning it to the system 100 ms later, which cost
- * the write path half of its CPU in page faults (README, "Processes", Memory). MIMALLOC_PURGE_DELAY set by the
- * caller wins, e.g. `MIMALLOC_PURGE_DELAY=100` for the allocator's default.
+ * (Bun's allocator) returns freed memory to the system after a second rather than 100 ms (the write path
+ * spent half of its CPU in page faults at 100 ms) or never (-1: a process kept its start-up peak, 900 MB
+ * for the embedded start); README, "Processes", Memory. MIMALLOC_PURGE_DELAY set by the caller wins.
  */
-export const SERVER_ENV = { MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? '-1' }
+export const SERVER_ENV = { MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? '1000' }
 
 /**
  * What the `worker` script adds: JavaScriptCore's fourth tier (FTL) off. A worker's transaction path

@@ -3,7 +3,7 @@
 // this process, against a fresh database. Process CPU (every thread: the JIT compiler's too) per
 // resource for each pass over the 47 Bundles: the first pass is a fresh worker's, later ones a warm one's;
 // PostgreSQL's CPU beside it. Run it as the `worker` script runs a worker:
-//   MIMALLOC_PURGE_DELAY=-1 BUN_JSC_useFTLJIT=false bun run bench/transaction-cpu.ts [passes]
+//   MIMALLOC_PURGE_DELAY=1000 BUN_JSC_useFTLJIT=false bun run bench/transaction-cpu.ts [passes]
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '../shared/config'
