@@ -42,6 +42,18 @@ export function planVersions(plans: Planned[], stored: Map<string, StoredVersion
     }
     latest.set(key, v)
   }
+  // Each entry about a resource the Bundle writes answers with the version finally stored (a conditional
+  // create that a later PUT updates names version 2, the one that exists), as HAPI's
+  // BaseTransactionProcessor does ("reflect the actual final version for the resource").
+  for (const p of plans) {
+    const r = out.results.get(p.entry.index)
+    const at = written.get(`${p.type}/${p.id}`)
+    if (!r?.location || at === undefined || out.versions[at].deleted) continue
+    const v = out.versions[at]
+    r.location = `${v.type}/${v.id}/_history/${v.version}`
+    r.etag = entryEtag(v.version)
+    r.lastModified = v.lastUpdated.toISOString()
+  }
   return out
 }
 
