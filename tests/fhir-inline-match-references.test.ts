@@ -47,6 +47,30 @@ describe('a create or update whose reference is a match URL', () => {
     expect(await searchIds(`subject=Patient/${other.id}`)).toEqual([obs.id])
   })
 
+  test('patch: a conditional reference in the value written is resolved too', async () => {
+    const v = unique('inline-patch')
+    const p = await create(s, patient(v))
+    const obs = await create(s, observation(`Patient/${p.id}`))
+    const other = await create(s, patient(unique('inline-patch-other')))
+    const patch = {
+      resourceType: 'Parameters',
+      parameter: [
+        {
+          name: 'operation',
+          part: [
+            { name: 'type', valueCode: 'replace' },
+            { name: 'path', valueString: 'Observation.subject' },
+            { name: 'value', valueReference: { reference: inline(other.identifier[0].value) } },
+          ],
+        },
+      ],
+    }
+    const res = await s.fhirFetch(`/Observation/${obs.id}`, { method: 'PATCH', json: patch })
+    expect(res.status).toBe(200)
+    expect((await readJson(res)).subject.reference).toBe(`Patient/${other.id}`)
+    expect(await searchIds(`subject=Patient/${other.id}`)).toEqual([obs.id])
+  })
+
   test('no match: 404 HAPI-1091, nothing written', async () => {
     const before = await rows(s)
     const value = inline(unique('inline-none'))

@@ -1,5 +1,6 @@
 // Conditional references (inline match URLs, `"reference": "Organization?identifier=s|v"`): each
-// rewritten to the one resource it matches before the write, on a create or update as in a transaction.
+// rewritten to the one resource it matches before the write, on a create, update or patch as in a
+// transaction.
 // HAPI resolves them on every write (allowInlineMatchUrlReferences, on by default;
 // SearchParamWithInlineReferencesExtractor): none is 404 HAPI-1091, several 412 HAPI-1092.
 // https://hl7.org/fhir/R4/http.html#cond-refs

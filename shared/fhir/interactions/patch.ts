@@ -9,9 +9,10 @@ import type { WriteTx } from '../repo/repo'
 import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { deletedResource, unknownResource, versionConflict } from '../resource-errors'
-import { noMatch, resolveConditional, singleMatch } from '../search/conditional'
+import { type MatchBase, noMatch, resolveConditional, singleMatch } from '../search/conditional'
 import { assertValid } from '../validate/validate'
 import { applyPlan, nextVersion, planResult, type StoreResult, type VersionPlan } from './store-version'
+import { resolveMatchReferences } from './match-references'
 import { requireIfMatch } from './update'
 import { tookMs, writeResponse } from './write-response'
 
@@ -46,7 +47,7 @@ export function planPatch(r: PatchRequest, current: StoredVersion | undefined, n
 export async function patch(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
   const r = patchRequest(req, type, id)
-  const { stored, changed } = await ctx.repo.transaction((w) => patchOne(w, r))
+  const { stored, changed } = await ctx.repo.transaction((w) => patchOne(w, ctx, r))
   const diag = changed
     ? `Successfully patched resource "${type}/${id}/_history/${stored.version}". ${tookMs(start)}`
     : `Patch succeeded: No changes were detected so no action was taken. ${tookMs(start)}`
@@ -61,7 +62,7 @@ export async function conditionalPatch(req: FhirRequest, ctx: Pick<FhirContext, 
     const match = await resolveConditional(w, ctx, type, req.query)
     const target = await singleMatch(w, ctx, 'PATCH', match)
     if (!target) throw noMatch(match)
-    return { result: await patchOne(w, { ...r, id: target.id }), url: match.url.text }
+    return { result: await patchOne(w, ctx, { ...r, id: target.id }), url: match.url.text }
   })
   const { stored, changed } = result
   const ref = `${type}/${stored.id}/_history/${stored.version}`
@@ -79,7 +80,10 @@ function patchRequest(req: FhirRequest, type: string, id: string): PatchRequest 
   return { type, id, isJsonPatch, body: req.body, ifMatch: requireIfMatch(req) }
 }
 
-async function patchOne(w: WriteTx, r: PatchRequest): Promise<StoreResult> {
+async function patchOne(w: WriteTx, base: MatchBase, r: PatchRequest): Promise<StoreResult> {
+  // Conditional references in the values the patch writes are resolved first, as on any write (HAPI);
+  // a Bundle's PATCH entries have theirs resolved with the Bundle's (bundle/entry-references.ts).
+  await resolveMatchReferences(w, base, r.body)
   const current = (await w.lock([{ type: r.type, id: r.id }])).get(`${r.type}/${r.id}`)
   const plan = planPatch(r, current, new Date())
   await applyPlan(w, plan)
