@@ -26,6 +26,7 @@ export const ExportCacheJob = defineJob(
       after: Type.Optional(Type.String()),
       lastUpdated: Type.Optional(Type.Array(Type.String())),
       followReferences: Type.Boolean(),
+      markIncluded: Type.Optional(Type.Boolean()),
     }),
   }),
   // Rebuilding is harmless (a snapshot is written whole, under an id derived from its content).

@@ -75,7 +75,7 @@ export async function exportPatientPage(deps: PatientExportDeps, req: PatientExp
     }
   } else {
     const selector = { kind: 'identifier' as const, system: patientIdSystem(req.organizationId), value: req.patientId }
-    page = await firstExportPage(core, { selector, filter: { types, after: since, followReferences: true }, scope, params }, count)
+    page = await firstExportPage(core, { selector, filter: { types, after: since, followReferences: true, markIncluded: true }, scope, params }, count)
   }
   return exportBundle(req, count, page ?? { total: 0, start: 0, resources: [], params })
 }
