@@ -282,5 +282,8 @@ describe('tokens', () => {
     const sync = await waitFor(async () => hooks.ofType('records.sync.completed').find((d) => d.event.data.object.id === conn.id))
     expect(sync.event.data.object).toMatchObject({ patient_id: patientId, connection_id: setup.source.id, errors: 0 })
     expect(sync.event.data.object.total).toBeGreaterThan(50)
+    const { created, updated, deleted, unchanged } = sync.event.data.object.changes
+    expect(deleted).toBe(0)
+    expect(created + updated + unchanged).toBe(sync.event.data.object.total)
   })
 })

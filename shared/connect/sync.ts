@@ -111,6 +111,8 @@ export async function syncConnection(deps: SyncDeps, connectionId: string): Prom
       total: result.total,
       errors: 0,
       duration_ms: durationMs,
+      // What the pull changed here, as GET /patients/{id}/connections/{conn} shows it (sync.changes).
+      changes: { created: result.created, updated: result.updated, deleted: result.deleted, unchanged: result.unchanged },
     })
     log.info('connection synced', { connection: connectionId, via: pulled.via, requests: pulled.requests, ...result, durationMs })
     return {
