@@ -116,7 +116,11 @@ describe('endpoint management', () => {
     expect(verifySignature(wh.secret, d.signature, d.body)).toBe(true)
     expect(verifySignature(wh.secret, d.signature, d.body.replace('hook-1', 'hook-2'))).toBe(false)
     expect(verifySignature('whsec_wrong', d.signature, d.body)).toBe(false)
-    const events = (await (await call(s, org, `/webhooks/${wh.id}/events`)).json()) as any
+    // The receiver has the body before the worker records the answer: wait for the event's record.
+    const events = await waitFor(async () => {
+      const list = (await (await call(s, org, `/webhooks/${wh.id}/events`)).json()) as any
+      return list.data[0]?.last_status_code === 200 ? list : undefined
+    })
     expect(events.data[0]).toMatchObject({ id: d.event.id, webhook_endpoint_id: wh.id, attempts: 1, last_status_code: 200, next_attempt_at: null })
     expect(events.data[0].delivered_at).toBeString()
   })

@@ -9,9 +9,10 @@ import type { Subprocess } from 'bun'
 
 const ROOT = join(import.meta.dir, '..')
 const KEY = 'embedded-admin-key-0123456789abcdef'
-// A guard against a start that hangs, not a speed figure (bench/embedded.ts measures the start time):
-// on the 2-core machine a first start took 7.5-10.3 s within the full suite on 2026-11-24.
-const START_GUARD_MS = 20_000
+// A guard against a start that hangs, not a speed figure (bench/embedded.ts measures the start time): a
+// first start took 7.5-10.3 s within the full suite on 2026-11-24, and 24 s with five suites sharing
+// the 2-core machine on 2026-11-25. start() fails when the server has not answered by then.
+const START_GUARD_MS = 60_000
 
 interface Server {
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
@@ -52,7 +53,7 @@ async function start(): Promise<Server> {
       for await (const chunk of s) output.push(dec.decode(chunk))
     })()
   const base = `http://127.0.0.1:${port}`
-  for (const until = t0 + 30_000; performance.now() < until; await Bun.sleep(10)) {
+  for (const until = t0 + START_GUARD_MS; performance.now() < until; await Bun.sleep(10)) {
     if (proc.exitCode !== null) throw new Error(`bin/start.ts exited (${proc.exitCode}):\n${output.join('')}`)
     const ok = await fetch(`${base}/fhir/metadata`).then(
       (r) => r.ok,
@@ -93,7 +94,7 @@ beforeAll(async () => {
   dataDir = join(mkdtempSync(join(tmpdir(), 'fhir-embedded-')), '.data', 'pglite')
   server = await start()
   console.log(`  embedded first start (fresh DATA_DIR) to first answered request: ${server.startMs} ms`)
-}, 40_000)
+}, START_GUARD_MS + 10_000)
 
 afterAll(async () => {
   if (server) await stop(server)
@@ -104,9 +105,8 @@ const FAMILY = `Embedded${Date.now().toString(36)}`
 let patientId = ''
 
 describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () => {
-  test(`starts and answers within ${START_GUARD_MS / 1000} s, printing the FHIR base and the admin key`, () => {
+  test('starts and answers, printing the FHIR base and the admin key', () => {
     const s = server as Server
-    expect(s.startMs).toBeLessThan(START_GUARD_MS)
     const out = s.output.join('')
     expect(out).toContain(`FHIR base: http://localhost:${new URL(s.base).port}/fhir`)
     expect(out).toMatch(/created an admin API key[^\n]*\n\s*\n\s*fk_\S+/)
@@ -237,16 +237,19 @@ describe('embedded form: bin/start.ts, PGlite in DATA_DIR, jobs in process', () 
     expect(exported).toMatchObject({ resourceType: 'Bundle', type: 'searchset', total: 0 })
   })
 
-  test('SIGTERM stops it cleanly; started again on the same DATA_DIR, the data is still there', async () => {
-    expect(await stop(server as Server)).toBe(0)
-    server = await start()
-    console.log(`  embedded restart (existing DATA_DIR) to first answered request: ${server.startMs} ms`)
-    expect(server.startMs).toBeLessThan(START_GUARD_MS)
-    expect(server.output.join('')).not.toContain('created an admin API key')
-    const p = await getJson(`/Patient/${patientId}`)
-    expect(p.meta.versionId).toBe('2')
-    expect(p.name[0].given).toEqual(['Ada', 'Mae'])
-    expect((await getJson(`/Patient/${patientId}/_history`)).entry.length).toBe(1) // version 1 was expunged
-    expect((await getJson(`/Patient?family=${FAMILY}&_summary=count`)).total).toBe(1 + 1 + 200)
-  }, 40_000)
+  test(
+    'SIGTERM stops it cleanly; started again on the same DATA_DIR, the data is still there',
+    async () => {
+      expect(await stop(server as Server)).toBe(0)
+      server = await start()
+      console.log(`  embedded restart (existing DATA_DIR) to first answered request: ${server.startMs} ms`)
+      expect(server.output.join('')).not.toContain('created an admin API key')
+      const p = await getJson(`/Patient/${patientId}`)
+      expect(p.meta.versionId).toBe('2')
+      expect(p.name[0].given).toEqual(['Ada', 'Mae'])
+      expect((await getJson(`/Patient/${patientId}/_history`)).entry.length).toBe(1) // version 1 was expunged
+      expect((await getJson(`/Patient?family=${FAMILY}&_summary=count`)).total).toBe(1 + 1 + 200)
+    },
+    START_GUARD_MS + 20_000,
+  )
 })
