@@ -47,19 +47,28 @@ async function pick(sql: Sql, rnd: () => number, n: number): Promise<Picked[]> {
   const add = <K extends keyof Picked>(k: K, list: any[]) => {
     for (const r of list) (by.get(r.rid)?.[k] as any[] | undefined)?.push(r)
   }
-  add('token', await sql`select rid::text, code, system, value, text_norm as text from idx_token where rid = any(${ids}::bigint[])`)
-  add('string', await sql`select rid::text, code, value_exact as value from idx_string where rid = any(${ids}::bigint[])`)
-  add('reference', await sql`select rid::text, code, target_type as "targetType", target_id as "targetId" from idx_reference where rid = any(${ids}::bigint[])`)
+  add(
+    'token',
+    await sql`select rid::text, code, system, value, text_norm as text from idx_token where rid = any(${ids}::bigint[]) order by rid, code, value, system`,
+  )
+  add('string', await sql`select rid::text, code, value_exact as value from idx_string where rid = any(${ids}::bigint[]) order by rid, code, value_exact`)
+  add(
+    'reference',
+    await sql`select rid::text, code, target_type as "targetType", target_id as "targetId" from idx_reference where rid = any(${ids}::bigint[]) order by rid, code, target_type, target_id`,
+  )
   add(
     'date',
     await sql`select rid::text, code, lo_day::text as "loDay", to_char(lo at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as lo
-      from idx_date where rid = any(${ids}::bigint[]) and lo > '1800-01-01'`,
+      from idx_date where rid = any(${ids}::bigint[]) and lo > '1800-01-01' order by rid, code, lo`,
   )
   add(
     'quantity',
-    await sql`select rid::text, code, value::text, system, unit_code as "unitCode" from idx_quantity where rid = any(${ids}::bigint[]) and value is not null`,
+    await sql`select rid::text, code, value::text, system, unit_code as "unitCode" from idx_quantity where rid = any(${ids}::bigint[]) and value is not null order by rid, code, value`,
   )
-  add('composite', await sql`select rid::text, code, value1, lo2::text, hi2::text from idx_composite where rid = any(${ids}::bigint[])`)
+  add(
+    'composite',
+    await sql`select rid::text, code, value1, lo2::text, hi2::text from idx_composite where rid = any(${ids}::bigint[]) order by rid, code, value1, lo2`,
+  )
   return [...by.values()]
 }
 

@@ -157,6 +157,17 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     expect(await planProblems('Observation?code-value-quantity=8302-2%24gt150')).toEqual([])
   })
 
+  test('Observation?code=...&date=ge2015&_sort=-date (date order read from the index, each resource probed)', async () => {
+    const expected = ofType(data, 'Observation')
+      .filter((o) => hasCoding(o.code, 'http://loinc.org', '8302-2') && typeof o.effectiveDateTime === 'string' && o.effectiveDateTime >= '2015')
+      .sort((a, b) => Date.parse(b.effectiveDateTime) - Date.parse(a.effectiveDateTime))
+    expect(expected.length).toBeGreaterThan(0)
+    const b = await getOk(s, '/Observation?code=http://loinc.org|8302-2&date=ge2015&_sort=-date&_count=50')
+    const served = (b.entry ?? []).map((e: any) => Date.parse(e.resource.effectiveDateTime))
+    expect(served).toEqual(expected.slice(0, 50).map((o) => Date.parse(o.effectiveDateTime)))
+    expect(await planProblems('Observation?code=http://loinc.org|8302-2&date=ge2015&_sort=-date&_count=50')).toEqual([])
+  })
+
   test('_total=accurate on a common value counts every match', async () => {
     const expected = ofType(data, 'Observation').filter((o) => o.status === 'final').length
     const res = await s.fhirFetch('/Observation?status=final&_total=accurate&_count=1')

@@ -91,7 +91,7 @@ const DRIVER_RANK: Partial<Record<SearchParamType, number>> = { reference: 0, to
  * checked (e.g. 55 Observations of a patient read to keep the 4 with a given code).
  */
 export function compileMatch(sql: Sql, criteria: Criterion[], scope: Scope, baseUrl: string): Fragment {
-  const driver = referenceDriver(criteria, scope)
+  const driver = scope.probes ? undefined : referenceDriver(criteria, scope)
   if (!driver) return compileCriteria(sql, criteria, scope, baseUrl)
   const onRows = criteria.filter((c): c is ParamCriterion => isRowCriterion(c))
   const typed = { ...scope, type: scope.type as string }

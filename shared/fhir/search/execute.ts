@@ -89,7 +89,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     : await sql<any[]>`
     select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content
       ${keyCols}
-    from ${scan ? scan.from(ROW, where) : sql`resource ${r}`}
+    from ${scan ? scan.from(ROW, whereOf(sql, q, baseUrl, true)) : sql`resource ${r}`}
     where ${scan ? scan.where : where} ${after}
       ${scan && cursor?.keys[0] ? sql`and ${scan.bound(cursor.keys[0], reverse)}` : sql``}
     order by ${order}
@@ -131,10 +131,12 @@ export function searchWhere(sql: Sql, q: SearchQuery, baseUrl: string): Fragment
   return whereOf(sql, q, baseUrl)
 }
 
-function whereOf(sql: Sql, q: SearchQuery, baseUrl: string): Fragment {
+// `probes`: every criterion checked on the one row at hand (ordered-scan.ts looks each resource up in
+// date order: a criterion joined there instead could read all its rows again for every date row).
+function whereOf(sql: Sql, q: SearchQuery, baseUrl: string, probes = false): Fragment {
   const r = sql(ROW)
   const types = q.types.length === 1 ? sql`${r}.res_type = ${q.types[0]}` : q.types.length > 1 ? sql`${r}.res_type = any(${q.types}::text[])` : sql`true`
-  const scope = { alias: ROW, type: q.types.length === 1 ? q.types[0] : undefined, depth: 0 }
+  const scope = { alias: ROW, type: q.types.length === 1 ? q.types[0] : undefined, depth: 0, probes }
   return sql`${types} and not ${r}.deleted and ${compileMatch(sql, q.criteria, scope, baseUrl)}`
 }
 
