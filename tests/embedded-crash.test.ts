@@ -82,6 +82,28 @@ describe('embedded crash safety', () => {
     expect(all.length).toBeGreaterThan(60)
   }, 120_000)
 
+  test('an admin job cut by kill -9 resumes from its checkpoint at the next start and completes', async () => {
+    const started: any = await (
+      await call(server.base, '/fhir/$reindex', {
+        method: 'POST',
+        json: { resourceType: 'Parameters', parameter: [{ name: 'batchSize', valueInteger: 1 }] },
+      })
+    ).json()
+    const id = started.parameter[0].valueString
+    const job = async () => (await (await call(server.base, `/admin/jobs/${id}`)).json()) as any
+    let seen: any
+    while ((seen = await job()).state === 'queued' || (seen.state === 'running' && seen.processed === 0)) await Bun.sleep(2)
+    expect(seen).toMatchObject({ state: 'running' })
+    expect(seen.processed).toBeLessThan(seen.total)
+    await stop(server, 'SIGKILL')
+    server = await startEmbedded(procs, dir.dataDir)
+    let done: any
+    for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(50))
+      if ((done = await job()).state !== 'running' && done.state !== 'queued') break
+    expect(done).toMatchObject({ state: 'completed' })
+    expect(done.processed).toBe(done.total)
+  }, 90_000)
+
   test('SIGTERM under a write load stops it, and what it answered is kept', async () => {
     const load = writeLoad(server.base)
     while (load.acked.length < 20) await Bun.sleep(5)

@@ -5,6 +5,7 @@ import type { Config } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { createRepo } from '../shared/fhir/store'
+import { AdminJob } from '../shared/jobs/admin-job'
 import { dropBlobs, restoreBlobs, stashResult } from '../shared/jobs/blobs'
 import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
 import { log } from '../shared/log'
@@ -50,6 +51,13 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
       .filter((r) => r.every)
       .map((r) => setInterval(() => void jobs.enqueue(r.definition, r.every?.data as never).catch(() => {}), r.every?.ms))
     log.info('no REDIS_URL: jobs run in process')
+    // On the embedded database this process is the only one: an admin job left queued or running was cut
+    // by a stop or a crash (its queue was this process's memory), so it resumes from its last checkpoint.
+    if (rt.owner)
+      for (const { id } of await rt.sql<{ id: string }[]>`select id from admin_job where state in ('queued', 'running') order by created_at`) {
+        log.info('resuming admin job', { id })
+        void jobs.enqueue(AdminJob, { jobId: id }).catch((err) => log.error('admin job not resumed', { id, err: String(err) }))
+      }
     return {
       queues: [],
       runner,
