@@ -2,7 +2,7 @@
 // refuses at once (before opening PGlite or binding a port) naming the owner's pid; two processes never
 // share a port; a lock left by a killed owner is stale and taken over; a clean stop removes it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { lockFileOf } from '../shared/db/data-dir-owner'
 import { ROOT, type Embedded, embeddedEnv, startEmbedded, tempDataDir } from './embedded-process'
 import { freePort, type Proc, spawnLogged, stop } from './logged-process'
@@ -54,6 +54,21 @@ describe('one owner per embedded data directory', () => {
     ).toBe('refused')
     // The owner is untouched and still serves.
     expect((await fetch(`${owner.base}/healthz`)).ok).toBe(true)
+  })
+
+  test('a lock written on another host is not taken over: the refusal names that host and the lock to remove', async () => {
+    const foreign = tempDataDir()
+    try {
+      mkdirSync(foreign.dataDir, { recursive: true })
+      writeFileSync(lockFileOf(foreign.dataDir), JSON.stringify({ pid: 4242, host: 'elsewhere', since: new Date().toISOString() }), { mode: 0o600 })
+      const p = spawnLogged(procs, ROOT, 'foreign', ['bun', 'run', 'bin/start.ts'], embeddedEnv(foreign.dataDir, { PORT: String(freePort()) }))
+      const { code, out } = await runToEnd(p)
+      expect(code).toBe(2)
+      expect(out).toContain('in use by process 4242 on host elsewhere')
+      expect(out).toContain(`remove ${lockFileOf(foreign.dataDir)}`)
+    } finally {
+      foreign.remove()
+    }
   })
 
   test("a second server on the owner's port fails to listen instead of sharing it", async () => {

@@ -25,10 +25,11 @@ export class DataDirInUse extends Error {
     readonly owner: OwnerRecord,
   ) {
     super(
-      `data directory ${dataDir} is in use by process ${owner.pid} (since ${owner.since}${owner.url ? `, serving ${owner.url}` : ''}).\n` +
+      `data directory ${dataDir} is in use by process ${owner.pid}${owner.host !== hostname() ? ` on host ${owner.host}` : ''} (since ${owner.since}${owner.url ? `, serving ${owner.url}` : ''}).\n` +
         `Only one process may open an embedded data directory. Stop that process first (kill -TERM ${owner.pid}),\n` +
         `or start this one on another DATA_DIR, or set DATABASE_URL to use a PostgreSQL server.\n` +
-        `The CLI (bun run keys, bun run orgs) works while the server runs: it sends its command to that process.`,
+        `The CLI (bun run keys, bun run orgs) works while the server runs: it sends its command to that process.\n` +
+        `If no such process runs any more (a lock left by another machine or container), remove ${dataDir}.lock.`,
     )
   }
 }
