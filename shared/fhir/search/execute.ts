@@ -38,10 +38,11 @@ export interface SearchPage {
 
 const ROW = 'r0'
 
-export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
+/** `canBound`: the page may take the bounded shape (bounded.ts); without it, the plain statement. */
+export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, cursor?: Cursor, canBound = true): Promise<SearchPage> {
   await prepareTerminologyCriteria(sql, q.criteria)
   const where = whereOf(sql, q, baseUrl)
-  if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where, boundedPage(sql, q, baseUrl, ROW)) }
+  if (q.summaryCount) return { matches: [], included: [], total: await countOf(sql, where, canBound ? boundedPage(sql, q, baseUrl, ROW) : undefined) }
   const asOf = cursor?.asOf ?? new Date().toISOString()
   const keys = sortKeys(sql, q.sort, asOf)
   const reverse = cursor?.dir === 'before'
@@ -65,13 +66,13 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     keys.length === 0 && cursor
       ? (col: Fragment) => (cursor.dir === 'before' ? sql`${col} < ${cursor.rid}::bigint` : sql`${col} > ${cursor.rid}::bigint`)
       : undefined
-  const bounded = scan ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound)
-  const rows = bounded
+  const shape = scan || !canBound ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound)
+  const rows = shape
     ? await sql<any[]>`
-    with ${bounded.with}
+    with ${shape.with}
     select * from (${join(
       sql,
-      bounded.branches.map(
+      shape.branches.map(
         (b) => sql`(select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content ${keyCols}, ${r}.rid as rid_order
           from ${b.from} where ${b.when} ${after} order by ${order} limit ${q.count + 1 + (q.offset ?? 0)})`,
       ),
@@ -108,7 +109,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     if (hasNext) result.next = cursorOf(page[page.length - 1], 'after')
     if (hasPrev) result.previous = cursorOf(page[0], 'before')
   }
-  if (q.total === 'accurate') result.total = await countOf(sql, where, boundedPage(sql, q, baseUrl, ROW))
+  if (q.total === 'accurate') result.total = await countOf(sql, where, canBound ? boundedPage(sql, q, baseUrl, ROW) : undefined)
   else if (q.total === 'estimate') result.total = await estimateOf(sql, where)
   else if (q.total !== 'none' && !cursor && !q.offset && !more) result.total = matches.length
   const included = await loadIncludes(sql, q, matches)

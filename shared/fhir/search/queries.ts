@@ -4,16 +4,22 @@
 import { type Sql, withCustomPlans } from '../../db/client'
 import type { Fragment } from '../../db/fragments'
 import { needsCustomPlan } from './compile'
+import { DRIVE_BUDGET } from './bounded'
 import { type Cursor, runSearch, type SearchPage, searchWhere } from './execute'
 import { type MetaInUse, metaInUse } from './meta-in-use'
 import type { SearchQuery } from './query'
+import { typeSize } from './type-sizes'
 
 export class SearchQueries {
   constructor(private readonly sql: Sql) {}
 
   /** One page of matches, with the page's includes and the total asked for (execute.ts). */
-  page(q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
-    return needsCustomPlan(q.criteria) ? withCustomPlans(this.sql, (tx) => runSearch(tx, q, baseUrl, cursor)) : runSearch(this.sql, q, baseUrl, cursor)
+  async page(q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
+    // A type smaller than the drive budget is searched by the plain statement (type-sizes.ts).
+    const bounded = q.types.length === 1 && (await typeSize(this.sql, q.types[0])) >= DRIVE_BUDGET
+    return needsCustomPlan(q.criteria)
+      ? withCustomPlans(this.sql, (tx) => runSearch(tx, q, baseUrl, cursor, bounded))
+      : runSearch(this.sql, q, baseUrl, cursor, bounded)
   }
 
   /** The condition on `resource r0` that selects the matches of `q`, for work that pages them itself. */
