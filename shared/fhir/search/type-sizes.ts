@@ -14,21 +14,26 @@ interface Sizes {
   pending?: Promise<Map<string, number>>
 }
 
-const byPool = new WeakMap<Sql, Sizes>()
+const byPool = new WeakMap<object, Sizes>()
+
+// The pool's options object: the same for the pool, the per-request wrappers of it (db/cancellable.ts
+// proxies it) and its transactions, where the wrappers themselves are new objects each time.
+const poolOf = (sql: Sql): object => (sql as unknown as { options?: object }).options ?? sql
 
 /** The number of resources of `type` (tombstones included), at most FRESH_MS old. */
 export async function typeSize(sql: Sql, type: string): Promise<number> {
-  let s = byPool.get(sql)
+  const pool = poolOf(sql)
+  let s = byPool.get(pool)
   if (!s || Date.now() - s.at > FRESH_MS) {
     if (!s?.pending) {
       const pending = resourceCounts(sql).then((rows) => new Map(rows.map((r) => [r.type, r.count])))
       const entry: Sizes = { at: s?.at ?? 0, counts: s?.counts ?? new Map(), pending }
-      byPool.set(sql, entry)
+      byPool.set(pool, entry)
       entry.counts = await pending
       entry.at = Date.now()
       entry.pending = undefined
       s = entry
     } else await s.pending
   }
-  return (byPool.get(sql) as Sizes).counts.get(type) ?? 0
+  return (byPool.get(pool) as Sizes).counts.get(type) ?? 0
 }
