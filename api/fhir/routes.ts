@@ -55,9 +55,8 @@ async function handleFhir(
   server: Peer | null,
 ): Promise<Response> {
   const url = new URL(request.url)
-  const ctx: FhirContext = fixed
-    ? { ...fixed, signal: request.signal }
-    : { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis, signal: request.signal }
+  const base = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
+  const ctx: FhirContext = { ...base, signal: request.signal }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()
@@ -150,12 +149,14 @@ async function handleFhir(
  */
 async function authenticateLimited(verifier: ApiKeyVerifier, request: Request, anonymous: RateLimiter, server: Peer | null): Promise<Principal> {
   if (!anonymous.enabled) return authenticate(verifier, request.headers.get('authorization'))
-  const address = clientAddress(server, request)
-  const over = anonymous.over(address)
+  // The address is costly to learn: looked at first only while traffic without a key is being counted.
+  let address = anonymous.active ? clientAddress(server, request) : undefined
+  const over = address === undefined ? undefined : anonymous.over(address)
   if (over) throw tooManyRequests(anonymous, over, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
   try {
     return await authenticate(verifier, request.headers.get('authorization'))
   } catch (err) {
+    address ??= clientAddress(server, request)
     const d = await anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
     throw err

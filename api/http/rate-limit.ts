@@ -35,8 +35,14 @@ const MAX_KEYS = 100_000
 export class RateLimiter {
   private readonly windows = new Map<string, Window>()
   private flushing: ReturnType<typeof setTimeout> | undefined
+  /** The window of the last request counted. */
+  private lastCounted = -1
 
-  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis; name?: string }) {}
+  private readonly policy: string
+
+  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis; name?: string }) {
+    this.policy = `"${opts.name ?? 'default'}";q=${opts.limit};w=${Math.max(1, Math.round(opts.windowMs / 1000))}`
+  }
 
   get enabled(): boolean {
     return this.opts.limit > 0
@@ -46,8 +52,14 @@ export class RateLimiter {
   async take(key: string): Promise<RateDecision> {
     const w = this.window(key)
     w.pending++
+    this.lastCounted = w.n
     if (this.opts.redis) this.flushSoon()
     return this.decision(w.known + w.pending)
+  }
+
+  /** Whether any key was counted in the current window (when none was, `over` is undefined for all). */
+  get active(): boolean {
+    return this.lastCounted === this.current()
   }
 
   /** Whether `key` is already over its limit, counting nothing (a refusal that need not look further). */
@@ -60,11 +72,7 @@ export class RateLimiter {
 
   /** The RateLimit-Policy and RateLimit headers of a decision. */
   headers(d: RateDecision): Record<string, string> {
-    const name = this.opts.name ?? 'default'
-    return {
-      'ratelimit-policy': `"${name}";q=${d.limit};w=${Math.max(1, Math.round(this.opts.windowMs / 1000))}`,
-      ratelimit: `"${name}";r=${d.remaining};t=${d.retryAfterS}`,
-    }
+    return { 'ratelimit-policy': this.policy, ratelimit: `"${this.opts.name ?? 'default'}";r=${d.remaining};t=${d.retryAfterS}` }
   }
 
   private current(): number {
@@ -171,7 +179,9 @@ export interface Peer {
   requestIP(r: Request): { address: string } | null
 }
 
-/** The address a request came from (the peer of the connection; a proxy's own address behind one). */
+/** The address a request came from (the peer of the connection; a proxy's own address behind one). Costly
+ *  in Bun (about as much as a whole small request): asked only for traffic without a valid key, or while
+ *  such traffic is being counted. */
 export function clientAddress(server: Peer | null | undefined, request: Request): string {
   return server?.requestIP(request)?.address ?? 'unknown'
 }

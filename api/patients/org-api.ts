@@ -129,13 +129,15 @@ function createOrgApi(deps: AppDeps): OrgApi {
 /** authenticateOrg; a request without a valid key counts against its address (ANONYMOUS_RATE_LIMIT). */
 async function authenticateLimited(verifier: OrgKeyVerifier, request: Request, anonymous: RateLimiter, server: Peer | null | undefined) {
   if (!anonymous.enabled) return authenticateOrg(verifier, request.headers.get('authorization'))
-  const address = clientAddress(server, request)
-  const over = anonymous.over(address)
+  // The address is costly to learn: looked at first only while traffic without a key is being counted.
+  let address = anonymous.active ? clientAddress(server, request) : undefined
+  const over = address === undefined ? undefined : anonymous.over(address)
   const what = 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)'
   if (over) throw tooManyRequests(anonymous, over, what)
   try {
     return await authenticateOrg(verifier, request.headers.get('authorization'))
   } catch (err) {
+    address ??= clientAddress(server, request)
     const d = await anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, what)
     throw err

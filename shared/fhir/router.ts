@@ -46,8 +46,15 @@ function operationTarget(path: string[]): OperationTarget | undefined {
 }
 
 export async function route(req: FhirRequest, context: FhirContext): Promise<FhirResponse> {
-  const sql = context.signal ? cancelledOnAbort(context.repo.sql, context.signal) : context.repo.sql
-  const ctx: FhirServices = { ...context, search: new SearchQueries(sql) }
+  // Made on first use (a read needs none); its statements stop when the client leaves.
+  let search: SearchQueries | undefined
+  const ctx: FhirServices = {
+    ...context,
+    get search() {
+      search ??= new SearchQueries(context.signal ? cancelledOnAbort(context.repo.sql, context.signal) : context.repo.sql)
+      return search
+    },
+  }
   const [first, second, third, fourth, ...rest] = req.path
   const m = req.method === 'HEAD' ? 'GET' : req.method
   const last = req.path[req.path.length - 1]
