@@ -1,4 +1,4 @@
-// Statistics follow bulk writes (issue 23): a job that grew tables by more than a tenth analyses them
+// Statistics follow bulk writes (issue 23): a job that grew tables by more than half analyses them
 // when it ends (shared/db/analyze.ts), so that plans are made on the data as it now is even with
 // autovacuum off. A table never analysed has reltuples -1 in pg_class; ANALYZE sets it.
 import { readdirSync, readFileSync } from 'node:fs'
