@@ -8,6 +8,7 @@ import { queueDashboard } from './admin/queues'
 import { connectRoutes } from './connect/routes'
 import { fhirRoutes } from './fhir/routes'
 import { metricsRoutes } from './metrics'
+import { pageRateLimit } from './page-limit'
 import { patientApiRoutes, unknownPath } from './patients/routes'
 
 export async function createApp(deps: AppDeps) {
@@ -16,6 +17,8 @@ export async function createApp(deps: AppDeps) {
       // A path no route knows (also one whose dot segments left no route to match, `/patients/..`) is
       // the patient API's (it lives at the root): the 404 envelope with X-Request-Id, not bare text.
       .onError(({ code, request }) => (code === 'NOT_FOUND' ? unknownPath(request, deps.publicBase()) : undefined))
+      // Hosted pages and operator endpoints: a limit per client address (the other surfaces limit per key).
+      .use(pageRateLimit(deps))
       .get('/healthz', () => ({ status: 'ok' }))
       .get('/readyz', async ({ set }) => {
         const [db, redis] = await Promise.all([

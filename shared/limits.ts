@@ -17,6 +17,7 @@ export const LimitsEnv = {
   JOB_STATEMENT_TIMEOUT_MS: Type.Optional(Int),
   FHIR_RATE_LIMIT: Type.Optional(Int),
   ANONYMOUS_RATE_LIMIT: Type.Optional(Int),
+  PAGE_RATE_LIMIT: Type.Optional(Int),
   RATE_WINDOW_MS: Type.Optional(Int),
 }
 
@@ -37,6 +38,8 @@ export interface Limits {
   fhirRateLimit: number
   /** Requests per window each client address may make without a valid key, on every surface (0: no limit). */
   anonymousRateLimit: number
+  /** Requests per window each client address may make to the hosted pages and operator endpoints (0: no limit). */
+  pageRateLimit: number
   rateWindowMs: number
 }
 
@@ -58,6 +61,7 @@ export function readLimits(e: LimitsVars): Limits {
     },
     fhirRateLimit: num(e.FHIR_RATE_LIMIT, 50_000),
     anonymousRateLimit: num(e.ANONYMOUS_RATE_LIMIT, 100),
+    pageRateLimit: num(e.PAGE_RATE_LIMIT, 300),
     rateWindowMs: Math.max(1, num(e.RATE_WINDOW_MS, 1000)),
   }
 }

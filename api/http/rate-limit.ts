@@ -149,6 +149,8 @@ export interface SurfaceLimiters {
   fhir: RateLimiter
   /** Per client address, for requests without a valid key on every surface (ANONYMOUS_RATE_LIMIT). */
   anonymous: RateLimiter
+  /** Per client address on the surfaces without per-key limits: hosted pages and operator endpoints (PAGE_RATE_LIMIT). */
+  pages: RateLimiter
 }
 
 const made = new WeakMap<object, SurfaceLimiters>()
@@ -161,6 +163,7 @@ export function surfaceLimiters(deps: { config: Config; redis?: Redis }): Surfac
     l = {
       fhir: new RateLimiter({ limit: limits.fhirRateLimit, windowMs, prefix: `${queuePrefix}:fhir`, redis: deps.redis, name: 'per-key' }),
       anonymous: new RateLimiter({ limit: limits.anonymousRateLimit, windowMs, prefix: `${queuePrefix}:anon`, redis: deps.redis, name: 'per-address' }),
+      pages: new RateLimiter({ limit: limits.pageRateLimit, windowMs, prefix: `${queuePrefix}:pages`, redis: deps.redis, name: 'pages-per-address' }),
     }
     made.set(deps, l)
   }

@@ -1,0 +1,32 @@
+// The per-address rate limit of the surfaces that have no per-key one (issue 19, "every surface"): the
+// hosted pages a patient's browser opens (/connect, /docs) and the operator endpoints (/admin, /metrics).
+// /fhir and the patient API limit per key and, without a valid key, per address (api/http/rate-limit.ts).
+// A refusal is 429 with Retry-After and the RateLimit headers, in the operator endpoints' envelope.
+import { Elysia } from 'elysia'
+import { adminError } from './admin/errors'
+import type { AppDeps } from './deps'
+import { clientAddress, surfaceLimiters, tooManyRequests } from './http/rate-limit'
+
+const LIMITED = ['/connect', '/docs', '/admin', '/metrics']
+
+/** Whether the URL's path is one of LIMITED or below it, without parsing the URL (this runs on every request). */
+function isLimited(url: string): boolean {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return false
+  for (const p of LIMITED) {
+    if (!url.startsWith(p, start)) continue
+    const next = url[start + p.length]
+    if (next === undefined || next === '/' || next === '?') return true
+  }
+  return false
+}
+
+export function pageRateLimit(deps: AppDeps) {
+  const limiter = surfaceLimiters(deps).pages
+  const what = `requests per ${deps.config.limits.rateWindowMs} ms per address to the hosted pages and operator endpoints (PAGE_RATE_LIMIT)`
+  return new Elysia({ name: 'page-rate-limit' }).onRequest(async ({ request, server }) => {
+    if (!limiter.enabled || !isLimited(request.url)) return
+    const d = await limiter.take(clientAddress(server, request))
+    if (!d.allowed) return adminError(tooManyRequests(limiter, d, what), request, deps.publicBase())
+  })
+}
