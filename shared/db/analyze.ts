@@ -8,6 +8,13 @@
 import type { Sql } from './client'
 import { log } from '../log'
 
+/**
+ * How long a frequent small job's request waits, so that the requests of a load coalesce into one run.
+ * Inline, a load of Synthea's 47 Bundles into an empty database ran ANALYZE 6 to 7 times per table and
+ * cost PostgreSQL about 40 µs per ingested resource (93 -> 130 µs); coalesced, once or twice.
+ */
+const COALESCE_MS = 3_000
+
 /** Growth below this many pages (64 kB) is not worth an ANALYZE. */
 const MIN_PAGES = 8
 /**
@@ -37,4 +44,36 @@ export async function analyzeGrownTables(sql: Sql): Promise<string[]> {
     log.warn('analyze after a bulk write failed', { err: (err as Error).message })
     return []
   }
+}
+
+const scheduled = new WeakMap<Sql, { timer?: ReturnType<typeof setTimeout>; running: boolean; again: boolean }>()
+
+/**
+ * For jobs that end often and write a little each (transaction Bundles): analyzeGrownTables COALESCE_MS
+ * after the first request, the requests in between joining it (one more run follows when some came
+ * while it ran). Never delays the job; the timer does not keep the process alive.
+ */
+export function analyzeSoon(sql: Sql): void {
+  let s = scheduled.get(sql)
+  if (!s) scheduled.set(sql, (s = { running: false, again: false }))
+  if (s.running) {
+    s.again = true
+    return
+  }
+  if (s.timer) return
+  const state = s
+  state.timer = setTimeout(async () => {
+    state.timer = undefined
+    state.running = true
+    try {
+      await analyzeGrownTables(sql)
+    } finally {
+      state.running = false
+      if (state.again) {
+        state.again = false
+        analyzeSoon(sql)
+      }
+    }
+  }, COALESCE_MS)
+  state.timer.unref?.()
 }
