@@ -6,7 +6,7 @@
 // with a reason the submitter sees.
 import { UnrecoverableError } from 'bullmq'
 import type { Config } from '../shared/config'
-import { analyzeSoon } from '../shared/db/analyze'
+import { analyzeAfterBundle } from '../shared/db/analyze'
 import { processBundle } from '../shared/fhir/bundle/process'
 import { parseFhirJsonRequest } from '../shared/fhir/format/json'
 import { errorOutcome, toAppError } from '../shared/fhir/outcome'
@@ -38,8 +38,8 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
         },
       })
       // A Bundle may grow the tables a lot (a load of Synthea patients): statistics follow (db/analyze.ts),
-      // once for the Bundles of a load, after the answer.
-      analyzeSoon(repo.sql)
+      // a table never analysed at once, the others once for the Bundles of a load.
+      await analyzeAfterBundle(repo.sql)
       return res.text ?? JSON.stringify(res.resource) // the response Bundle, kept beside the job (blobs.ts)
     } catch (err) {
       const e = toAppError(err)

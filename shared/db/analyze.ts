@@ -27,7 +27,7 @@ const GROWTH = 1.5
 const ANALYZE_LOCK = 0x616e_616c // "anal"
 
 /** The tables of the schema that were analysed; never throws (statistics are an optimisation). */
-export async function analyzeGrownTables(sql: Sql): Promise<string[]> {
+export async function analyzeGrownTables(sql: Sql, opts: { neverAnalysedOnly?: boolean } = {}): Promise<string[]> {
   try {
     return await sql.begin(async (tx) => {
       const [{ locked }] = await tx`select pg_try_advisory_xact_lock(${ANALYZE_LOCK}) as locked`
@@ -36,6 +36,7 @@ export async function analyzeGrownTables(sql: Sql): Promise<string[]> {
         select c.relname as name from pg_class c
         where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'
           and pg_relation_size(c.oid) / current_setting('block_size')::int > c.relpages * ${GROWTH}::float8 + ${MIN_PAGES}
+          and (${!opts.neverAnalysedOnly}::boolean or c.reltuples < 0)
         order by c.relname`
       for (const t of grown) await tx`analyze ${tx(t.name)}`
       return grown.map((t) => t.name)
@@ -47,6 +48,16 @@ export async function analyzeGrownTables(sql: Sql): Promise<string[]> {
 }
 
 const scheduled = new WeakMap<Sql, { timer?: ReturnType<typeof setTimeout>; running: boolean; again: boolean }>()
+
+/**
+ * After a transaction Bundle: a grown table that was never analysed is analysed at once (with no
+ * statistics at all the planner's guesses are at their worst, and an ANALYZE also makes every connection
+ * plan its cached statements again: tests/conditional-plans.test.ts); the others with analyzeSoon.
+ */
+export async function analyzeAfterBundle(sql: Sql): Promise<void> {
+  await analyzeGrownTables(sql, { neverAnalysedOnly: true })
+  analyzeSoon(sql)
+}
 
 /**
  * For jobs that end often and write a little each (transaction Bundles): analyzeGrownTables COALESCE_MS
