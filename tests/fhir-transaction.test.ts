@@ -1,9 +1,8 @@
-// Transaction and batch Bundles over HTTP, processed by the workers: atomicity, entry order and statuses,
-// placeholder and conditional references, conditional operations, Prefer, batch, bad input, respond-async,
-// and the Synthea conditional data set loaded twice.
+// Transaction Bundles over HTTP, processed by the workers: atomicity, entry order and statuses, placeholder
+// and conditional references, conditional operations, Prefer, bad input, and the Synthea conditional data
+// set loaded twice (batch: fhir-batch.test.ts; respond-async: fhir-transaction-async.test.ts).
 // https://hl7.org/fhir/R4/http.html#transaction  (reference behaviour: shared/notes/hapi-behaviour.md §4)
 import { describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
 import { readJson, useTestServer } from './harness'
 
 import {
@@ -11,7 +10,6 @@ import {
   commit,
   create,
   del,
-  diagnostics,
   get,
   observation,
   organization,
@@ -28,7 +26,6 @@ import {
   unique,
   uuid,
   withIdentifier,
-  largestBundles,
 } from './bundle-http'
 
 describe('transaction', () => {
@@ -359,100 +356,5 @@ describe('transaction', () => {
       const text = await rejected(s, transaction([post(patient(unique('bad-dup-a')), u), post(patient(unique('bad-dup-b')), u)]), 400, 1)
       expect(text).toContain('HAPI-0534')
     })
-  })
-
-  describe('Prefer: respond-async', () => {
-    test('202 with a status URL reporting progress, then 200 with the transaction-response', async () => {
-      const file = largestBundles(1)[0]
-      const entries = JSON.parse(readFileSync(file, 'utf8')).entry.length
-      const res = await s.fhirFetch('', {
-        method: 'POST',
-        body: readFileSync(file),
-        headers: { 'content-type': 'application/fhir+json', prefer: 'respond-async' },
-      })
-      expect(res.status).toBe(202)
-      await res.arrayBuffer()
-      const location = res.headers.get('content-location') as string
-      expect(location).toMatch(/\/fhir\/\$bundle-status\?_jobId=[^&]+$/)
-      const progress: string[] = []
-      let done: Response | undefined
-      for (const started = Date.now(); Date.now() - started < 60_000; ) {
-        const r = await s.fhirFetch(location.slice(location.indexOf('/fhir') + '/fhir'.length))
-        if (r.status === 202) {
-          progress.push(r.headers.get('x-progress') ?? '(none)')
-          await r.arrayBuffer()
-          await Bun.sleep(20)
-          continue
-        }
-        done = r
-        break
-      }
-      expect(done?.status).toBe(200)
-      const body = await readJson(done as Response)
-      expect(body.type).toBe('transaction-response')
-      expect(body.entry).toHaveLength(entries)
-      expect(body.entry.every((e: any) => e.response.status === '201 Created')).toBe(true)
-      expect(progress.length).toBeGreaterThan(0)
-      for (const p of progress) expect(p).toMatch(/^(\d+ of \d+ entries|queued|running)$/)
-      expect(progress.some((p) => /^\d+ of \d+ entries$/.test(p) && p.endsWith(` of ${entries} entries`)) || progress.includes('queued')).toBe(true)
-    }, 90_000)
-
-    test('an unknown job id: 404', async () => {
-      const res = await s.fhirFetch('/$bundle-status?_jobId=no-such-job-4711')
-      expect(res.status).toBe(404)
-      await diagnostics(res)
-    })
-  })
-})
-
-describe('batch', () => {
-  const s = useTestServer()
-
-  test('entries run independently: a failing entry does not stop the others; batch-response with per-entry outcomes', async () => {
-    const a = unique('batch-a')
-    const b = unique('batch-b')
-    const dup = unique('batch-dup')
-    await create(s, patient(dup))
-    await create(s, patient(dup))
-    const res = await postBundle(
-      s,
-      bundle('batch', [
-        post(patient(a), uuid()),
-        put('Patient/batch-bad', { resourceType: 'Patient', id: 'batch-bad', birthDate: 'not-a-date' }),
-        get('Patient/no-such-batch-patient'),
-        put(`Patient?identifier=${SYS}|${dup}`, patient(dup, { gender: 'other' })),
-        post(patient(b), uuid()),
-      ]),
-    )
-    expect(res.status).toBe(200)
-    const body = await readJson(res)
-    expect(body.type).toBe('batch-response')
-    expect(body.entry.map((e: any) => e.response.status)).toEqual(['201 Created', '400 Bad Request', '404 Not Found', '412 Precondition Failed', '201 Created'])
-    for (const i of [1, 2, 3]) expect(body.entry[i].response.outcome.resourceType).toBe('OperationOutcome')
-    expect(await withIdentifier(s, 'Patient', a)).toHaveLength(1)
-    expect(await withIdentifier(s, 'Patient', b)).toHaveLength(1)
-    expect(target(body.entry[0].response.location)).toBe(`Patient/${(await withIdentifier(s, 'Patient', a))[0]}`)
-  })
-
-  test('an entry referencing a missing resource: 400 HAPI-1094 for that entry (referential integrity on write), the others written', async () => {
-    const v = unique('batch-ri')
-    const res = await postBundle(s, bundle('batch', [post(observation('Patient/no-such-patient-x3')), post(patient(v), uuid())]))
-    expect(res.status).toBe(200)
-    const body = await readJson(res)
-    expect(body.entry[1].response.status).toBe('201 Created')
-    expect(body.entry[0].response.status).toBe('400 Bad Request')
-    expect(JSON.stringify(body.entry[0].response.outcome)).toContain('HAPI-1094')
-  })
-})
-
-describe('MAX_BUNDLE_ENTRIES', () => {
-  const s = useTestServer({ MAX_BUNDLE_ENTRIES: '5' })
-
-  test('a bundle over the limit: 413, nothing written; at the limit it is accepted', async () => {
-    const over = Array.from({ length: 6 }, (_, i) => post(patient(unique(`max-${i}`)), uuid()))
-    await rejected(s, transaction(over), 413)
-    await rejected(s, bundle('batch', over), 413)
-    const body = await commit(s, over.slice(0, 5))
-    expect(body.entry.map((e: any) => e.response.status)).toEqual(Array(5).fill('201 Created'))
   })
 })
