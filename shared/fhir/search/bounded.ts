@@ -83,3 +83,28 @@ export function boundedPage(sql: Sql, q: SearchQuery, baseUrl: string, row: stri
     branches: [...branches, scan],
   }
 }
+
+/**
+ * The matches of a one-type `q` read from its likeliest criterion's index rows (compile.ts
+ * driverCandidates), each resource then looked up by rid and every other criterion probed on it:
+ * FROM for `resource <row>`, or undefined when no criterion can drive. For the conditional operations'
+ * match (execute.ts matchIds, `order by rid limit 2`): with no statistics (a fresh database during a
+ * load) the planner guessed two Organizations, read all of them in rid order and joined the identifier
+ * rows (420 resource rows for one match, tests/conditional-plans.test.ts). Linear in the driver's rows.
+ */
+export function drivenFrom(sql: Sql, q: SearchQuery, baseUrl: string, row: string): Fragment | undefined {
+  if (q.types.length !== 1) return undefined
+  const type = q.types[0]
+  const [driver] = driverCandidates(q.criteria)
+  if (driver === undefined) return undefined
+  const r = sql(row)
+  const scope = { alias: row, type, depth: 0, probes: true }
+  const others = compileCriteria(
+    sql,
+    q.criteria.filter((c) => c !== driver),
+    scope,
+    baseUrl,
+  )
+  return sql`(select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x) c cross join lateral (
+    select ${r}.* from resource ${r} where ${r}.rid = c.rid and ${r}.res_type = ${type} and not ${r}.deleted and ${others} offset 0) ${r}`
+}
