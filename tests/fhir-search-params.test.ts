@@ -55,7 +55,7 @@ describe('string', () => {
     expect(await matchKeys('/Patient?family=Chalmers,Donald&given=peter')).toEqual(keys(and))
   })
 
-  // Starts-with is an index range [prefix, next prefix) in code point order (params/string.ts startsWith).
+  // Starts-with is an index range [prefix, next prefix) in code point order (types/string.ts startsWith).
   test('starts-with ends exactly where the prefix stops matching, beyond ASCII and beyond the BMP', async () => {
     const families = { 'pfx-1': 'ØR', 'pfx-2': 'Ørn', 'pfx-3': 'ØS', 'pfx-4': 'Þor', 'pfx-5': '𝔸bc', 'pfx-6': '𝔹', 'pfx-7': 'Ø' }
     for (const [id, family] of Object.entries(families)) await put({ resourceType: 'Patient', id, name: [{ family }] })

@@ -4,7 +4,7 @@
 import { AppError } from '../errors'
 import type { OperationInput } from '../fhir/operations/params'
 import type { FhirContext } from '../fhir/request'
-import { parseReference } from '../fhir/search/params/reference'
+import { parseReference } from '../fhir/search/types/reference'
 import type { Jobs } from '../jobs/queues'
 import { BULK_EXPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
 import { type ExportLevel, type ExportParams, readExportRequest } from './export-request'

@@ -7,7 +7,7 @@
 // https://hl7.org/fhir/R4/patient-operation-everything.html
 import { type Sql, withCustomPlans } from '../db/client'
 import type { Fragment } from '../db/fragments'
-import { datePredicate } from '../fhir/search/params/date'
+import { datePredicate } from '../fhir/search/types/date'
 import { patientCompartmentLinks } from '../fhir/search/compartment'
 
 /** Which FHIR Patients: by id, by an identifier (the patient API's link), or all of them. */

@@ -3,7 +3,7 @@
 // invalid-request error naming the parameter (`details.param`; `details.code` for the patient API's envelope).
 import { AppError } from '../errors'
 import { isResourceType } from '../fhir/definitions/resource-types'
-import { dateRange } from '../fhir/search/params/date'
+import { dateRange } from '../fhir/search/types/date'
 
 export function parseTypes(values: string[]): string[] | undefined {
   const types = values.flatMap((v) => v.split(',')).map((t) => t.trim())

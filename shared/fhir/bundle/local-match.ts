@@ -7,7 +7,7 @@ import { storedCodes } from '../search/registry'
 import { unescape, splitEscaped } from '../search/escape'
 import { parseSearch } from '../search/parse'
 import type { Criterion } from '../search/query'
-import { normalizeString } from '../search/params/string'
+import { normalizeString } from '../search/types/string'
 
 /** A resource the match URL is tried on; its index rows are extracted once, however many URLs are tried. */
 export interface Candidate {

@@ -7,7 +7,7 @@ import { resourceTypes } from '../definitions/resource-types'
 import { allOperations } from '../operations'
 import type { OperationDef } from '../operations/types'
 import type { FhirContext, FhirResponse } from '../request'
-import { handlerFor } from '../search/handlers'
+import { handlerFor } from '../search/types'
 import { type SearchParamDef, searchParamsFor } from '../search/registry'
 
 const TYPE_INTERACTIONS = ['read', 'vread', 'update', 'patch', 'delete', 'history-instance', 'history-type', 'create', 'search-type']

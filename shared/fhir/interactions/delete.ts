@@ -10,7 +10,7 @@ import type { StoredVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
 import { versionConflict } from '../resource-errors'
 import { resolveConditional, singleMatch } from '../search/conditional'
-import { parseReference } from '../search/params/reference'
+import { parseReference } from '../search/types/reference'
 import { applyPlan, type DeletePlan, deletionOf, parseIfMatch } from './store-version'
 import { etagOf, tookMs } from './write-response'
 

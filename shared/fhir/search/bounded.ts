@@ -12,7 +12,7 @@
 import type { Sql } from '../../db/client'
 import { join } from '../../db/fragments'
 import { compileCriteria, criterionRows, driverCandidates, referenceDriver } from './compile'
-import type { Fragment } from './param-handler'
+import type { Fragment } from './types/param-type'
 import type { SearchQuery } from './query'
 
 /** Rows of a driver counted before it is given up for a scan in rid order. */

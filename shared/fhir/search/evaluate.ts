@@ -4,7 +4,7 @@
 // https://hl7.org/fhir/R4/searchparameter-definitions.html#SearchParameter.expression
 import fhirpath from 'fhirpath'
 import r4 from 'fhirpath/fhir-context/r4'
-import { referenceTargetType } from './params/reference'
+import { referenceTargetType } from './types/reference'
 import { compileTypedPath } from './typed-path'
 import type { TypedValue } from './typed-value'
 

@@ -3,14 +3,14 @@
 // and `_text`/`_content` from full-text columns, so they give no rows here; `_tag`, `_security`,
 // `_profile` and `_source` do (from meta). https://hl7.org/fhir/R4/search.html
 import { type Evaluator, compileExpression } from './evaluate'
-import { type ComponentPlan, type CompositeRow, extract as compositeExtract, type PartRows } from './params/composite'
-import { type DateRow, extract as dateExtract } from './params/date'
-import { type NumberRow, extract as numberExtract } from './params/number'
-import { type QuantityRow, extract as quantityExtract } from './params/quantity'
-import { type ReferenceRow, extract as referenceExtract } from './params/reference'
-import { type StringRow, extract as stringExtract } from './params/string'
-import { type TokenRow, extract as tokenExtract } from './params/token'
-import { type UriRow, extract as uriExtract } from './params/uri'
+import { type ComponentPlan, type CompositeRow, extract as compositeExtract, type PartRows } from './types/composite'
+import { type DateRow, extract as dateExtract } from './types/date'
+import { type NumberRow, extract as numberExtract } from './types/number'
+import { type QuantityRow, extract as quantityExtract } from './types/quantity'
+import { type ReferenceRow, extract as referenceExtract } from './types/reference'
+import { type StringRow, extract as stringExtract } from './types/string'
+import { type TokenRow, extract as tokenExtract } from './types/token'
+import { type UriRow, extract as uriExtract } from './types/uri'
 import { registryGeneration, type SearchParamDef, type SearchParamType, searchParamsFor, unionMembers } from './registry'
 import type { ExtractContext, TypedValue } from './typed-value'
 

@@ -5,8 +5,8 @@
 import type { Sql } from '../../db/client'
 import { type AppError, invalid } from '../../errors'
 import { unescape } from './escape'
-import type { Fragment, ParamHandler, PredicateContext } from './param-handler'
-import { escapeLike, normalizeString } from './params/string'
+import type { Fragment, ParamHandler, PredicateContext } from './types/param-type'
+import { escapeLike, normalizeString } from './types/string'
 import type { Criterion, FilterOp } from './query'
 import { type SearchParamDef, type SearchParamType, searchParamFor, searchParamsFor } from './registry'
 

@@ -6,8 +6,8 @@ import { textColumns } from '../../db/text-columns'
 import type { Indexable, IndexRowSet, IndexWriter } from '../repo/collaborators'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
-import type { CompositeRow } from './params/composite'
-import { referencedPatient } from './params/reference'
+import type { CompositeRow } from './types/composite'
+import { referencedPatient } from './types/reference'
 
 type Keyed<T> = T & { rid: string; resType: string }
 

@@ -3,7 +3,7 @@
 // sorting them all. Only when a criterion on the same parameter guarantees each match has a date
 // row: resources without one sort last, and this order never reaches them.
 import type { Sql } from '../../db/client'
-import type { Fragment } from './param-handler'
+import type { Fragment } from './types/param-type'
 import type { SearchQuery } from './query'
 import { unionMembers } from './registry'
 
@@ -34,7 +34,7 @@ export function orderedScan(sql: Sql, q: SearchQuery): OrderedScan | undefined {
   )
   if (!guaranteed) return undefined
   const d = sql(DRIVER)
-  // A resource sorts by max(hi) descending, min(lo) ascending (params/date.ts sortValue): its first row in
+  // A resource sorts by max(hi) descending, min(lo) ascending (types/date.ts sortValue): its first row in
   // that order stands for it; the others (and exact ties, by ctid) are skipped.
   const col = first.desc ? sql`hi` : sql`lo`
   const earlier = first.desc ? sql`x.hi > ${d}.hi` : sql`x.lo < ${d}.lo`

@@ -1,7 +1,7 @@
 // Before a search runs: the terminology its token modifiers need is loaded and current. :in / :not-in
 // name a value set whose expansion must exist (unknown or unexpandable: 400); :above / :below name a
 // system|code that must be in the concept store (400 otherwise, as HAPI). The predicates themselves
-// (params/token.ts) then read the store in SQL. The search side's use of terminology: terminology/
+// (types/token.ts) then read the store in SQL. The search side's use of terminology: terminology/
 // itself knows nothing of search.
 import type { Sql } from '../../db/client'
 import { invalid } from '../../errors'

@@ -5,7 +5,7 @@
 // https://hl7.org/fhir/R4/fhirpath.html (the subset), https://hl7.org/fhir/R4/json.html#choice (value[x])
 import r4 from 'fhirpath/fhir-context/r4'
 import { capitalize, type ElementDef, getTypeDef } from '../definitions/elements'
-import { referenceTargetType } from './params/reference'
+import { referenceTargetType } from './types/reference'
 import type { TypedValue } from './typed-value'
 import { splitUnion } from './expression'
 

@@ -1,5 +1,5 @@
 // A value selected by a search parameter expression, with the FHIR type it has at that place in the
-// resource: the params/*.ts extractors dispatch on it (a Coding and an Identifier are both objects).
+// resource: the types/*.ts extractors dispatch on it (a Coding and an Identifier are both objects).
 import type { ElementDef } from '../definitions/elements'
 
 export interface TypedValue {

@@ -1,7 +1,7 @@
 // Uri parameters, write side: uri, url, canonical, oid and uuid values (and meta.profile, meta.source)
 // as written; :above and :below compare prefixes on the read side. https://hl7.org/fhir/R4/search.html#uri
 import { unescape } from '../escape'
-import type { ParamHandler } from '../param-handler'
+import type { ParamHandler } from './param-type'
 import type { ExtractContext, TypedValue } from '../typed-value'
 
 export interface UriRow {

@@ -8,7 +8,7 @@
 import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { unescape } from '../escape'
-import type { Fragment, ParamHandler } from '../param-handler'
+import type { Fragment, ParamHandler } from './param-type'
 import type { ExtractContext, TypedValue } from '../typed-value'
 import { type Prefix, rangePredicate, splitPrefix, type TargetRange } from './number'
 

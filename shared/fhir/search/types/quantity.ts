@@ -4,7 +4,7 @@
 import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
-import type { Fragment, ParamHandler } from '../param-handler'
+import type { Fragment, ParamHandler } from './param-type'
 import type { ExtractContext, TypedValue } from '../typed-value'
 import { numberPredicate, precisionRange, type TargetRange } from './number'
 import { decimalValue, numberText } from '../../format/json'

@@ -4,7 +4,7 @@
 import { isResourceType } from '../../definitions/resource-types'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
-import type { ParamHandler } from '../param-handler'
+import type { ParamHandler } from './param-type'
 import type { ExtractContext, TypedValue } from '../typed-value'
 
 export interface ReferenceRow {

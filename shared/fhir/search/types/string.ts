@@ -3,7 +3,7 @@
 // https://hl7.org/fhir/R4/search.html#string
 import { unescape } from '../escape'
 import type { Sql } from '../../../db/client'
-import type { Fragment, ParamHandler } from '../param-handler'
+import type { Fragment, ParamHandler } from './param-type'
 import type { ExtractContext, TypedValue } from '../typed-value'
 
 export interface StringRow {

@@ -1,10 +1,10 @@
 // The read-side contract of one search-parameter type: how a value becomes a predicate over that
-// type's index rows, and how those rows sort. Each params/<type>.ts implements it beside its extract().
-import type { Sql } from '../../db/client'
-import type { SearchParamDef } from './registry'
+// type's index rows, and how those rows sort. Each types/<type>.ts implements it beside its extract().
+import type { Sql } from '../../../db/client'
+import type { SearchParamDef } from '../registry'
 
-export type { Fragment } from '../../db/fragments'
-import type { Fragment } from '../../db/fragments'
+export type { Fragment } from '../../../db/fragments'
+import type { Fragment } from '../../../db/fragments'
 
 export interface PredicateContext {
   def: SearchParamDef

@@ -5,7 +5,7 @@
 import type { Sql } from '../../../db/client'
 import { AppError, invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
-import type { Fragment, ParamHandler } from '../param-handler'
+import type { Fragment, ParamHandler } from './param-type'
 import type { SearchParamType } from '../registry'
 import type { ExtractContext, TypedValue } from '../typed-value'
 import { type DateRow, datePredicate } from './date'

@@ -6,7 +6,7 @@ import type { ExtractContext, TypedValue } from '../typed-value'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
 import type { Sql } from '../../../db/client'
-import type { Fragment, ParamHandler } from '../param-handler'
+import type { Fragment, ParamHandler } from './param-type'
 import { codeSystemIdOf, splitCanonical, valueSetIdOf } from '../../terminology/resolve'
 import { likePrefix, normalizeString } from './string'
 
