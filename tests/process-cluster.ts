@@ -65,7 +65,7 @@ export function useProcessCluster(name: string, extraEnv: Record<string, string>
       try {
         if ((await fetch(`${cluster.base}/healthz`)).ok) break
       } catch {}
-      if (i > 200) throw new Error('API node did not start')
+      if (i > 600) throw new Error('API node did not start') // 30 s: a fresh database's migrations on a loaded machine take 15
       await Bun.sleep(50)
     }
     cluster.sql = createSql(u.toString(), { max: 2 })

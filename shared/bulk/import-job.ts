@@ -2,13 +2,15 @@
 // in batches written with their checkpoint (import-batch.ts): the byte offset and line number the next
 // batch starts at, and the counts so far. A worker killed mid-file resumes at the last committed batch,
 // so nothing is written twice (and a batch written again would change nothing: same content, no new
-// version). While one batch is written, the next is read and validated. Bad lines go to the job's error
-// rows, rendered into one OperationOutcome NDJSON file per input at the end.
+// version). While batches are written (import-pipeline.ts), the next is read and validated, across the
+// inputs. Bad lines go to the job's error rows, rendered into one OperationOutcome NDJSON file per input
+// at the end.
 import type { TxSql } from '../db/client'
 import { type AdminJobKind, type AdminJobRun, JobCancelled } from '../jobs/admin-job'
 import { BULK_IMPORT } from './bulk-job'
 import type { BulkFileStore } from './file-store'
-import { type BatchCounts, type ImportLine, lineOutcome, readImportLine, writeImportBatch } from './import-batch'
+import { type BatchCounts, type ImportLine, lineOutcome, readImportLine } from './import-batch'
+import { ImportPipeline } from './import-pipeline'
 import type { ImportJobParams } from './import-kickoff'
 import { InputRejected, ndjsonLines } from './ndjson-lines'
 import { InputUnavailable, type OpenInput } from './ndjson-source'
@@ -29,7 +31,8 @@ export interface InputProgress extends BatchCounts {
 }
 
 interface ImportCursor {
-  /** The input being read; inputs.length once all are read. */
+  /** The first input not done (batches of the next ones may be committed already); inputs.length
+   *  once all are read. A resumed job skips the inputs marked done, whatever this says. */
   input: number
   inputs: InputProgress[]
   /** Error rows stored so far (at most MAX_STORED_ERRORS). */
@@ -64,7 +67,11 @@ export function importJobKind(store: BulkFileStore, config: BulkConfig, open: Op
           stored: 0,
           inputs: p.inputs.map((i) => ({ type: i.type, url: i.url, bytes: 0, lines: 0, errors: 0, created: 0, updated: 0, unchanged: 0, done: false })),
         }
-        for (; cursor.input < cursor.inputs.length; cursor.input++) await importInput(run, p, cursor, config, open)
+        // Inputs already done are skipped; batches of one input are still written while the next is read.
+        const pipeline = new ImportPipeline(run.repo)
+        for (let index = 0; index < cursor.inputs.length; index++) await importInput(run, p, cursor, index, pipeline, config, open)
+        await pipeline.drain()
+        cursor.input = cursor.inputs.length
         const errorFiles = await renderErrorFiles(run, store, cursor)
         const done = linesOf(cursor)
         await run.checkpoint({ cursor, processed: done, total: done })
@@ -81,14 +88,32 @@ function linesOf(c: ImportCursor): number {
   return c.inputs.reduce((n, i) => n + i.lines, 0)
 }
 
-/** Reads one input from where the cursor says, batch by batch; the cursor moves with each commit. */
-async function importInput(run: AdminJobRun, p: ImportJobParams, cursor: ImportCursor, config: BulkConfig, open: OpenInput): Promise<void> {
-  const index = cursor.input
+/** The first input not done (the one a resumed job reads first, the one its status names). */
+function firstOpen(c: ImportCursor): number {
+  const i = c.inputs.findIndex((p) => !p.done)
+  return i < 0 ? c.inputs.length : i
+}
+
+/**
+ * Reads one input from where its progress says, batch by batch, into the pipeline; its progress moves
+ * with each commit, and its last batch's commit marks it done. Returns once its last batch is started.
+ */
+async function importInput(
+  run: AdminJobRun,
+  p: ImportJobParams,
+  cursor: ImportCursor,
+  index: number,
+  pipeline: ImportPipeline,
+  config: BulkConfig,
+  open: OpenInput,
+): Promise<void> {
   const progress = cursor.inputs[index]
   if (progress.done) return
   const fail = async (message: string) => {
+    await pipeline.drain() // the checkpoint below is written outside the batches
     progress.failure = message
     progress.done = true
+    cursor.input = firstOpen(cursor)
     await storeErrors(run.sql, run.id, index, cursor, [{ line: 0, outcome: lineOutcome(0, new Error(message)).replace('Line 0: ', 'The input: ') }])
     await run.checkpoint({ cursor, processed: linesOf(cursor) })
   }
@@ -110,40 +135,18 @@ async function importInput(run: AdminJobRun, p: ImportJobParams, cursor: ImportC
   let keys = new Set<string>()
   let bytes = 0
   let end = { offset: progress.bytes, line: progress.lines }
-  // Two batches are written at once, so that the database works on one while the other waits on its
-  // round trips. A batch starts once the one before holds its row locks (a resource in both waits for
-  // the first to commit, never the other way round), and commits after it, its checkpoint last.
-  let writing: Promise<void> | undefined
-  let locked: Promise<void> | undefined
-  const commit = async (items: ImportLine[], at: { offset: number; line: number }) => {
-    const prior = writing
-    await locked
-    let lockedNow: () => void = () => {}
-    locked = new Promise<void>((resolve) => {
-      lockedNow = resolve
+  const commit = (items: ImportLine[], at: { offset: number; line: number }, last = false) =>
+    pipeline.commit(items, async (tx, counts, bad) => {
+      progress.created += counts.created
+      progress.updated += counts.updated
+      progress.unchanged += counts.unchanged
+      progress.bytes = at.offset
+      progress.lines = at.line
+      if (last) progress.done = true
+      cursor.input = firstOpen(cursor)
+      await storeErrors(tx, run.id, index, cursor, bad)
+      await run.checkpoint({ cursor, processed: linesOf(cursor) }, tx)
     })
-    writing = (async () => {
-      const good = items.filter((i): i is Extract<ImportLine, { key: string }> => 'key' in i)
-      const bad = items.filter((i): i is Extract<ImportLine, { outcome: string }> => 'outcome' in i)
-      try {
-        await writeImportBatch(run.repo, good, lockedNow, async (tx, counts) => {
-          await prior // the batch before has committed (when it failed, this one rolls back)
-          progress.created += counts.created
-          progress.updated += counts.updated
-          progress.unchanged += counts.unchanged
-          progress.bytes = at.offset
-          progress.lines = at.line
-          await storeErrors(tx, run.id, index, cursor, bad)
-          await run.checkpoint({ cursor, processed: linesOf(cursor) }, tx)
-        })
-      } finally {
-        lockedNow() // failed before its locks: the next one is not held up (it rolls back on `prior`)
-      }
-    })()
-    writing.catch(() => {}) // handled where it is awaited: by the next commit, or at the end
-    await prior
-    collectGarbage(items.length)
-  }
   try {
     for await (const l of lines) {
       if (l.text === undefined && l.problem === undefined) {
@@ -172,30 +175,9 @@ async function importInput(run: AdminJobRun, p: ImportJobParams, cursor: ImportC
   } catch (err) {
     if (!(err instanceof InputRejected)) throw err
     await commit(batch, end)
-    await writing
     return fail(err.message)
   }
-  await commit(batch, end)
-  await writing
-  progress.done = true
-  await run.checkpoint({ cursor, processed: linesOf(cursor) })
-}
-
-/**
- * Memory stays flat whatever the input's size: batches of parsed resources are garbage once written, and
- * left to itself the JavaScript heap grows far past what is live before it collects. Measured on Synthea
- * x10 (135,000 resources): worker RSS growth 138-208 MB with no help, 102 MB with a collection asked
- * after each batch, 72 MB when every FULL_GC_LINES lines it is a full synchronous one (no CPU cost
- * measurable; a full one after every batch cost 45 µs per resource).
- */
-let sinceFullGc = 0
-const FULL_GC_LINES = 8000
-
-function collectGarbage(lines: number): void {
-  sinceFullGc += lines
-  const full = sinceFullGc >= FULL_GC_LINES
-  if (full) sinceFullGc = 0
-  Bun.gc(full)
+  await commit(batch, end, true)
 }
 
 /** The batch's bad lines as error rows (a row written by an earlier attempt is kept as it is). */

@@ -1,0 +1,71 @@
+// The $import job's batches in flight: two are written at once, so that the database works on one while
+// the other waits on its round trips, and the worker reads and validates the next meanwhile. The pipeline
+// lasts the whole job, across its inputs: an input's last batches are still being written while the next
+// input is opened and read (draining it at each input's end left both cores idle in turn, once per file).
+// A batch starts once the one before holds its row locks (a resource in both waits for the first to
+// commit, never the other way round), and commits after it, its checkpoint last: checkpoints commit in
+// the order of the batches, so a resumed job starts where the last committed one left off.
+import type { TxSql } from '../db/client'
+import type { Repo } from '../fhir/repo/repo'
+import { type BatchCounts, type ImportLine, writeImportBatch } from './import-batch'
+
+/** Runs in the batch's transaction, once every earlier batch has committed: the batch's checkpoint. */
+export type AfterBatch = (tx: TxSql, counts: BatchCounts, bad: { line: number; outcome: string }[]) => Promise<void>
+
+export class ImportPipeline {
+  private writing: Promise<void> | undefined
+  private locked: Promise<void> | undefined
+
+  constructor(private readonly repo: Repo) {}
+
+  /**
+   * Starts writing `items` (valid and bad lines); resolves once the batch before it has committed, so
+   * that at most two are in flight. A failed batch rejects here or in the next `commit` or `drain`; the
+   * batches after it roll back.
+   */
+  async commit(items: ImportLine[], after: AfterBatch): Promise<void> {
+    const prior = this.writing
+    await this.locked
+    let lockedNow: () => void = () => {}
+    this.locked = new Promise<void>((resolve) => {
+      lockedNow = resolve
+    })
+    this.writing = (async () => {
+      const good = items.filter((i): i is Extract<ImportLine, { key: string }> => 'key' in i)
+      const bad = items.filter((i): i is Extract<ImportLine, { outcome: string }> => 'outcome' in i)
+      try {
+        await writeImportBatch(this.repo, good, lockedNow, async (tx, counts) => {
+          await prior // the batch before has committed (when it failed, this one rolls back)
+          await after(tx, counts, bad)
+        })
+      } finally {
+        lockedNow() // failed before its locks: the next one is not held up (it rolls back on `prior`)
+      }
+    })()
+    this.writing.catch(() => {}) // handled where it is awaited: by the next commit, or by drain
+    await prior
+    collectGarbage(items.length)
+  }
+
+  /** Resolves once every batch started has committed. */
+  async drain(): Promise<void> {
+    await this.writing
+  }
+}
+
+/**
+ * Memory stays flat whatever the input's size: batches of parsed resources are garbage once written, and
+ * left to itself the JavaScript heap grows far past what is live before it collects. Measured on Synthea
+ * x10 (135,000 resources): worker RSS growth 138-208 MB with no help, 102 MB with a collection asked
+ * after each batch, 72 MB when every FULL_GC_LINES lines it is a full synchronous one (no CPU cost
+ * measurable; a full one after every batch cost 45 µs per resource).
+ */
+let sinceFullGc = 0
+const FULL_GC_LINES = 8000
+
+function collectGarbage(lines: number): void {
+  sinceFullGc += lines
+  const full = sinceFullGc >= FULL_GC_LINES
+  if (full) sinceFullGc = 0
+  Bun.gc(full)
+}
