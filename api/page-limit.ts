@@ -24,9 +24,10 @@ function isLimited(url: string): boolean {
 export function pageRateLimit(deps: AppDeps) {
   const limiter = surfaceLimiters(deps).pages
   const what = `requests per ${deps.config.limits.rateWindowMs} ms per address to the hosted pages and operator endpoints (PAGE_RATE_LIMIT)`
-  return new Elysia({ name: 'page-rate-limit' }).onRequest(async ({ request, server }) => {
+  // Synchronous: the hook runs before every route of the app (/fhir too), and an async one costs each an await.
+  return new Elysia({ name: 'page-rate-limit' }).onRequest(({ request, server }) => {
     if (!limiter.enabled || !isLimited(request.url)) return
-    const d = await limiter.take(clientAddress(server, request))
+    const d = limiter.take(clientAddress(server, request))
     if (!d.allowed) return adminError(tooManyRequests(limiter, d, what), request, deps.publicBase())
   })
 }

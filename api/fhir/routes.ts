@@ -56,7 +56,7 @@ async function handleFhir(
 ): Promise<Response> {
   const url = new URL(request.url)
   const base = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
-  const ctx: FhirContext = { ...base, signal: request.signal }
+  const ctx: FhirContext = { ...base, client: request }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()
@@ -94,13 +94,13 @@ async function handleFhir(
     if (!deps.config.authDisabled && !open) {
       principal = await authenticateLimited(deps.verifier, request, limiters.anonymous, server)
       if (limiters.fhir.enabled) {
-        const d = await limiters.fhir.take(principal.keyId)
+        const d = limiters.fhir.take(principal.keyId)
         rateHeaders = limiters.fhir.headers(d)
         if (!d.allowed) throw tooManyRequests(limiters.fhir, d, `requests per ${deps.config.limits.rateWindowMs} ms per API key (FHIR_RATE_LIMIT)`)
       }
       if (!bulk) authorize(principal, requiredScope(req)) // bulk.ts checks its own scopes
     } else if (!deps.config.authDisabled && limiters.anonymous.enabled && !request.headers.has('authorization')) {
-      const d = await limiters.anonymous.take(clientAddress(server, request))
+      const d = limiters.anonymous.take(clientAddress(server, request))
       if (!d.allowed) throw tooManyRequests(limiters.anonymous, d, anonymousWhat(deps))
     }
     if (path.length === 0 && req.method === 'POST') {
@@ -157,7 +157,7 @@ async function authenticateLimited(verifier: ApiKeyVerifier, request: Request, a
     return await authenticate(verifier, request.headers.get('authorization'))
   } catch (err) {
     address ??= clientAddress(server, request)
-    const d = await anonymous.take(address)
+    const d = anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
     throw err
   }

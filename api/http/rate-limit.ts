@@ -48,8 +48,8 @@ export class RateLimiter {
     return this.opts.limit > 0
   }
 
-  /** Counts one request of `key`. */
-  async take(key: string): Promise<RateDecision> {
+  /** Counts one request of `key` (synchronous: no await on the hot path). */
+  take(key: string): RateDecision {
     const w = this.window(key)
     w.pending++
     this.lastCounted = w.n

@@ -90,7 +90,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
           const principal = await authenticateLimited(verifier, request, anonymous, server)
           const version = requestVersion(request.headers.get('version'), principal.version)
           if (limiter.enabled) {
-            const rate = await limiter.take(principal.keyId)
+            const rate = limiter.take(principal.keyId)
             rateHeaders = limiter.headers(rate)
             if (!rate.allowed) throw tooManyRequests(limiter, rate, `per ${deps.config.patientApiRateWindowMs} ms per API key`)
           }
@@ -138,7 +138,7 @@ async function authenticateLimited(verifier: OrgKeyVerifier, request: Request, a
     return await authenticateOrg(verifier, request.headers.get('authorization'))
   } catch (err) {
     address ??= clientAddress(server, request)
-    const d = await anonymous.take(address)
+    const d = anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, what)
     throw err
   }

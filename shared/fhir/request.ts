@@ -1,6 +1,7 @@
 // The framework-free shape of a FHIR interaction: what the HTTP edge (or a Bundle entry) asks, and
 // what an interaction answers. https://hl7.org/fhir/R4/http.html
 import type { Config } from '../config'
+import type { Client } from '../db/cancellable'
 import type { Jobs } from '../jobs/queues'
 import type { Redis } from '../redis'
 import type { Repo } from './repo/repo'
@@ -54,8 +55,9 @@ export interface FhirContext {
   jobs?: Jobs
   /** Redis, for the $everything page cache (absent in the embedded form and inside a Bundle worker). */
   redis?: Redis
-  /** Aborts when the client has gone: its searches are cancelled in the database. */
-  signal?: AbortSignal
+  /** The client: its `signal` aborts when it has gone, and its searches are then cancelled in the database.
+   *  Read only by a search still running after a while (db/cancellable.ts): reading it costs. */
+  client?: Client
 }
 
 /** What the router hands the interactions and operations: the context, and the search engine over the

@@ -51,7 +51,7 @@ export async function route(req: FhirRequest, context: FhirContext): Promise<Fhi
   const ctx: FhirServices = {
     ...context,
     get search() {
-      search ??= new SearchQueries(context.signal ? cancelledOnAbort(context.repo.sql, context.signal) : context.repo.sql)
+      search ??= new SearchQueries(context.client ? cancelledOnAbort(context.repo.sql, context.client) : context.repo.sql)
       return search
     },
   }

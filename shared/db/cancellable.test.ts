@@ -1,0 +1,77 @@
+// The cancel-on-disconnect view of the pool (cancellable.ts), against real PostgreSQL: a quick statement
+// never reads its client's signal (reading request.signal costs Bun a few µs per request, the search CPU
+// regression of issue 19); a long one is cancelled when the client leaves, or at once when it had already
+// left before the signal was read; statements inside a transaction begun on the view too.
+import { afterAll, expect, test } from 'bun:test'
+import { cancelledOnAbort, WATCH_MS } from './cancellable'
+import { createSql } from './client'
+
+const sql = createSql(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 3 })
+afterAll(() => sql.end())
+
+/** A client whose signal counts how often it is read. */
+function client() {
+  const abort = new AbortController()
+  const c = {
+    reads: 0,
+    abort: () => abort.abort(),
+    get signal() {
+      c.reads++
+      return abort.signal
+    },
+  }
+  return c
+}
+
+const cancelled = (p: Promise<unknown>) =>
+  p.then(
+    () => 'finished',
+    (e: { code?: string }) => e.code,
+  )
+
+test('a statement that answers quickly: its client signal is never read', async () => {
+  await Promise.all([sql`select 1`, sql`select 1`, sql`select 1`]) // the pool's connections made
+  const c = client()
+  const view = cancelledOnAbort(sql, c)
+  const where = view`n > ${1}` // a fragment, never run on its own
+  expect(await view`select n from generate_series(1, 3) n where ${where}`).toHaveLength(2)
+  await Bun.sleep(WATCH_MS * 3)
+  expect(c.reads).toBe(0)
+})
+
+test('a long statement is cancelled when its client leaves', async () => {
+  const c = client()
+  const view = cancelledOnAbort(sql, c)
+  const started = performance.now()
+  const long = cancelled(view`select pg_sleep(30)`.execute())
+  await Bun.sleep(WATCH_MS * 3) // the sweep has read the signal and listens
+  expect(c.reads).toBe(1)
+  c.abort()
+  expect(await long).toBe('57014')
+  expect(performance.now() - started).toBeLessThan(10_000)
+})
+
+test('a client gone before its signal was read: the long statement is cancelled at the sweep', async () => {
+  const c = client()
+  const view = cancelledOnAbort(sql, c)
+  c.abort()
+  const started = performance.now()
+  expect(await cancelled(view`select pg_sleep(30)`.execute())).toBe('57014')
+  expect(performance.now() - started).toBeLessThan(10_000)
+})
+
+test('statements of a transaction begun on the view are cancelled too', async () => {
+  const c = client()
+  const view = cancelledOnAbort(sql, c)
+  const tx = cancelled(view.begin(async (t) => t`select pg_sleep(30)`))
+  await Bun.sleep(WATCH_MS * 3)
+  c.abort()
+  expect(await tx).toBe('57014')
+})
+
+test('the view is the pool for everything else (helpers, options)', async () => {
+  const view = cancelledOnAbort(sql, client())
+  expect(view.options).toBe(sql.options)
+  const [row] = await view`select ${view.json({ a: 1 })}::jsonb as j, ${view('n')} from (select 1 as n) t`
+  expect(row).toEqual({ j: { a: 1 }, n: 1 })
+})
