@@ -8,6 +8,7 @@ import { createSql, type Sql } from '../shared/db/client'
 import { ADMIN_KEY, TEST_ENCRYPTION_KEY } from './harness'
 
 const ROOT = resolve(import.meta.dir, '..')
+const START_TIMEOUT_MS = 60_000
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 export interface ProcessCluster {
@@ -61,15 +62,19 @@ export function useProcessCluster(name: string, extraEnv: Record<string, string>
     }
     cluster.base = `http://127.0.0.1:${port}`
     cluster.api = cluster.spawn('api/main.ts')
-    for (let i = 0; ; i++) {
+    // A start applies migrations and loads the R4 definitions: seconds on a quiet machine, several times
+    // that when the machine is loaded, so the wait is long and ends early if the process has exited.
+    const deadline = Date.now() + START_TIMEOUT_MS
+    for (;;) {
       try {
         if ((await fetch(`${cluster.base}/healthz`)).ok) break
       } catch {}
-      if (i > 600) throw new Error('API node did not start') // 30 s: a fresh database's migrations on a loaded machine take 15
+      if (cluster.api.exitCode !== null) throw new Error(`API node exited with code ${cluster.api.exitCode}`)
+      if (Date.now() > deadline) throw new Error(`API node did not start within ${START_TIMEOUT_MS} ms`)
       await Bun.sleep(50)
     }
     cluster.sql = createSql(u.toString(), { max: 2 })
-  })
+  }, START_TIMEOUT_MS + 5_000)
 
   afterAll(async () => {
     await cluster.sql?.end()
