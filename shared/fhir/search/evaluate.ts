@@ -6,10 +6,11 @@ import fhirpath from 'fhirpath'
 import r4 from 'fhirpath/fhir-context/r4'
 import { referenceTargetType } from './types/reference'
 import { compileTypedPath } from './typed-path'
-import type { TypedValue } from './typed-value'
+import type { Evaluator } from './types'
+import type { TypedValue } from './types/typed-value'
 
 /** Values of the expression for `focus` (of FHIR type `focusType`) inside `resource`. */
-export type Evaluator = (focus: unknown, focusType: string, resource: unknown) => TypedValue[]
+export type { Evaluator }
 
 const userInvocationTable = {
   refIs: {

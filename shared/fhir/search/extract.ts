@@ -2,18 +2,20 @@
 // into deduplicated rows by its type's extractor. `_id` and `_lastUpdated` come from the resource row
 // and `_text`/`_content` from full-text columns, so they give no rows here; `_tag`, `_security`,
 // `_profile` and `_source` do (from meta). https://hl7.org/fhir/R4/search.html
-import { type Evaluator, compileExpression } from './evaluate'
-import { type ComponentPlan, type CompositeRow, extract as compositeExtract, type PartRows } from './types/composite'
-import { type DateRow, extract as dateExtract } from './types/date'
-import { type NumberRow, extract as numberExtract } from './types/number'
-import { type QuantityRow, extract as quantityExtract } from './types/quantity'
-import { type ReferenceRow, extract as referenceExtract } from './types/reference'
-import { type StringRow, extract as stringExtract } from './types/string'
-import { type TokenRow, extract as tokenExtract } from './types/token'
-import { type UriRow, extract as uriExtract } from './types/uri'
-import { registryGeneration, type SearchParamDef, type SearchParamType, searchParamsFor, unionMembers } from './registry'
-import type { ExtractContext, TypedValue } from './typed-value'
+import { compileExpression } from './evaluate'
+import { registryGeneration, type SearchParamDef, searchParamsFor, unionMembers } from './registry'
+import { type Evaluator, type ExtractState, type Extractor, paramType, paramTypes } from './types'
+import type { CompositeRow } from './types/composite'
+import type { DateRow } from './types/date'
+import type { NumberRow } from './types/number'
+import type { QuantityRow } from './types/quantity'
+import type { ReferenceRow } from './types/reference'
+import type { StringRow } from './types/string'
+import type { TokenRow } from './types/token'
+import type { ExtractContext } from './types/typed-value'
+import type { UriRow } from './types/uri'
 
+/** The rows of each registered type (types/index.ts); typed here for the readers of known types. */
 export interface IndexRows {
   string: StringRow[]
   token: TokenRow[]
@@ -27,30 +29,20 @@ export interface IndexRows {
 
 export type IndexType = keyof IndexRows
 
-type Extractor = (values: TypedValue[], ctx: ExtractContext) => any[]
-
-const EXTRACTORS: Partial<Record<SearchParamType, Extractor>> = {
-  string: stringExtract,
-  token: tokenExtract,
-  reference: referenceExtract,
-  date: dateExtract,
-  number: numberExtract,
-  quantity: quantityExtract,
-  uri: uriExtract,
-}
-
 interface ParamPlan {
   def: SearchParamDef
   type: IndexType
   evaluate: Evaluator
-  extract: (values: TypedValue[], ctx: ExtractContext, resource: unknown, parts: PartRows) => any[]
+  extract: Extractor<unknown>
 }
 
 const plans = new Map<string, ParamPlan[]>()
 let plansGeneration = -1
 
 export function emptyIndexRows(): IndexRows {
-  return { string: [], token: [], reference: [], date: [], number: [], quantity: [], uri: [], composite: [] }
+  const rows: Record<string, unknown[]> = {}
+  for (const t of paramTypes()) rows[t.type] = []
+  return rows as unknown as IndexRows
 }
 
 /** The index rows of `resource` for every search parameter of its type; empty for an unknown type. */
@@ -59,13 +51,13 @@ export function extractIndexes(resource: any, opts: { baseUrl?: string } = {}): 
   const type = resource?.resourceType
   if (typeof type !== 'string') return rows
   const ctx: ExtractContext = { code: '', baseUrl: opts.baseUrl }
-  const parts: PartRows = new Map()
+  const state: ExtractState = { resource, shared: new Map() }
   for (const p of plansFor(type)) {
     const values = p.evaluate(resource, type, resource)
     if (values.length === 0) continue
     ctx.code = p.def.code
     const target = rows[p.type] as any[]
-    const found = p.extract(values, ctx, resource, parts)
+    const found = p.extract(values, ctx, state)
     // Rows carry their parameter's code, so only rows of one parameter can repeat each other; most
     // parameters give a single row.
     if (found.length === 1) target.push(found[0])
@@ -104,38 +96,10 @@ function planOf(def: SearchParamDef, type: string): ParamPlan | undefined {
   if (def.common && def.common !== 'meta') return undefined
   if (unionMembers(def)) return undefined // searched on its members' rows
   const evaluate = compileExpression(def.expression, type)
-  if (def.type === 'composite') {
-    const components = (def.components ?? []).map(componentPlan)
-    return {
-      def,
-      type: 'composite',
-      evaluate,
-      extract: (roots, ctx, resource, parts) => compositeExtract(roots, ctx, components, resource, parts),
-    }
-  }
-  const extract = EXTRACTORS[def.type]
-  return extract ? { def, type: def.type as IndexType, evaluate, extract } : undefined
-}
-
-// A component's expression is relative to the composite's nodes, which may be of several types
-// (`Observation | Observation.component`): compiled per node type on first sight.
-function componentPlan(c: { code: string; type: SearchParamType; expression: string }): ComponentPlan {
-  const byType = new Map<string, Evaluator>()
-  const extract = EXTRACTORS[c.type] ?? (() => [])
-  return {
-    code: c.code,
-    type: c.type,
-    key: `${c.type} ${c.code} ${c.expression}`,
-    values: (root, resource) => {
-      let evaluate = byType.get(root.type)
-      if (!evaluate) {
-        evaluate = compileExpression(c.expression, root.type, { relative: true })
-        byType.set(root.type, evaluate)
-      }
-      return evaluate(root.value, root.type, resource)
-    },
-    extract,
-  }
+  const t = paramType(def.type)
+  if (!t) return undefined
+  const extract = t.extractorFor ? t.extractorFor(def, (expression, rootType) => compileExpression(expression, rootType, { relative: true })) : t.extract
+  return { def, type: def.type as IndexType, evaluate, extract }
 }
 
 function rowKey(row: any): string {

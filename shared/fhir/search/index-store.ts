@@ -6,10 +6,8 @@ import { textColumns } from '../../db/text-columns'
 import type { Indexable, IndexRowSet, IndexWriter } from '../repo/collaborators'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
-import type { CompositeRow } from './types/composite'
+import { type Keyed, paramType, paramTypes } from './types'
 import { referencedPatient } from './types/reference'
-
-type Keyed<T> = T & { rid: string; resType: string }
 
 /**
  * The repository's index writer: keeps every index table in step with the current versions, for writes,
@@ -94,48 +92,18 @@ function indexCtes(
   text: { rid: string; resType: string; narrative: string | null; content: string }[],
   fulltext = true,
 ): Fragment | undefined {
-  const comp = r.composite.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
   const parts: Fragment[] = []
   if (superseded.length > 0) {
     for (const table of INDEX_TABLES)
       if (fulltext || table !== 'idx_fulltext') parts.push(tx`${tx(`del_${table}`)} as (delete from ${tx(table)} where rid = any(${superseded}::bigint[]))`)
   }
   // Only tables that get rows appear, so a plain create has few plan nodes. Each table's rows travel as
-  // one text parameter per column (text-columns.ts), cast here to the column types.
-  if (r.string.length > 0)
-    parts.push(tx`ins_string as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
-      select rid::bigint, res_type, code, value_norm, value_exact
-      from ${textColumns(tx, r.string, ['rid', 'resType', 'code', 'value_norm', 'value_exact'])} as x(rid, res_type, code, value_norm, value_exact))`)
-  if (r.token.length > 0)
-    parts.push(tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm, patient)
-      select rid::bigint, res_type, code, system, value, text_norm, patient
-      from ${textColumns(tx, r.token, ['rid', 'resType', 'code', 'system', 'value', 'text', 'patient'])} as x(rid, res_type, code, system, value, text_norm, patient))`)
-  if (r.reference.length > 0)
-    parts.push(tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
-      select rid::bigint, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value
-      from ${textColumns(tx, r.reference, ['rid', 'resType', 'code', 'targetType', 'targetId', 'version', 'url', 'identifierSystem', 'identifierValue'])}
-        as x(rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value))`)
-  if (r.date.length > 0)
-    parts.push(tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi, lo_day, hi_day)
-      select rid::bigint, res_type, code, lo::timestamptz, hi::timestamptz, lo_day::date, hi_day::date
-      from ${textColumns(tx, r.date, ['rid', 'resType', 'code', 'lo', 'hi', 'loDay', 'hiDay'])} as x(rid, res_type, code, lo, hi, lo_day, hi_day))`)
-  if (r.number.length > 0)
-    parts.push(tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
-      select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric
-      from ${textColumns(tx, r.number, ['rid', 'resType', 'code', 'value', 'lo', 'hi'])} as x(rid, res_type, code, value, lo, hi))`)
-  if (r.quantity.length > 0)
-    parts.push(tx`ins_quantity as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
-      select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric, system, unit_code, unit
-      from ${textColumns(tx, r.quantity, ['rid', 'resType', 'code', 'value', 'lo', 'hi', 'system', 'unitCode', 'unit'])} as x(rid, res_type, code, value, lo, hi, system, unit_code, unit))`)
-  if (r.uri.length > 0)
-    parts.push(tx`ins_uri as (insert into idx_uri (rid, res_type, code, value)
-      select rid::bigint, res_type, code, value
-      from ${textColumns(tx, r.uri, ['rid', 'resType', 'code', 'value'])} as x(rid, res_type, code, value))`)
-  if (comp.length > 0)
-    parts.push(tx`ins_composite as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
-      select rid::bigint, res_type, code, system1, value1, system2, value2, lo2::numeric, hi2::numeric, unit2, dlo2::timestamptz, dhi2::timestamptz
-      from ${textColumns(tx, comp, ['rid', 'resType', 'code', 'system1', 'value1', 'system2', 'value2', 'lo2', 'hi2', 'unit2', 'dlo2', 'dhi2'])}
-        as x(rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2))`)
+  // one text parameter per column (text-columns.ts), cast by its type's insert to the column types.
+  for (const [type, rows] of Object.entries(r) as [keyof IndexRows, Keyed<unknown>[]][]) {
+    if (rows.length === 0) continue
+    const insert = paramType(type)?.insert(tx, rows)
+    if (insert) parts.push(insert)
+  }
   if (fulltext && text.length > 0)
     parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content)
       select rid::bigint, res_type, nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content)
@@ -143,58 +111,5 @@ function indexCtes(
   return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
 }
 
-/** Every search index table, keyed by rid. */
-export const INDEX_TABLES = ['idx_string', 'idx_token', 'idx_reference', 'idx_date', 'idx_number', 'idx_quantity', 'idx_uri', 'idx_composite', 'idx_fulltext']
-
-interface CompositeColumns {
-  rid: string
-  resType: string
-  code: string
-  system1: string | null
-  value1: string | null
-  system2: string | null
-  value2: string | null
-  lo2: number | null
-  hi2: number | null
-  unit2: string | null
-  dlo2: string | null
-  dhi2: string | null
-}
-
-/** A two-part composite (first part a token) in the columns of its second part's kind; others are not indexed. */
-function compositeColumns(row: Keyed<CompositeRow>): CompositeColumns | undefined {
-  if (row.parts.length !== 2 || row.parts[0].type !== 'token') return undefined
-  const first = row.parts[0].row as any
-  const second = row.parts[1]
-  const s = second.row as any
-  const out: CompositeColumns = {
-    rid: row.rid,
-    resType: row.resType,
-    code: row.code,
-    system1: first.system,
-    value1: first.value,
-    system2: null,
-    value2: null,
-    lo2: null,
-    hi2: null,
-    unit2: null,
-    dlo2: null,
-    dhi2: null,
-  }
-  switch (second.type) {
-    case 'token':
-      return { ...out, system2: s.system, value2: s.value }
-    case 'string':
-      return { ...out, value2: s.value_norm }
-    case 'uri':
-      return { ...out, value2: s.value }
-    case 'number':
-      return { ...out, lo2: s.lo, hi2: s.hi }
-    case 'quantity':
-      return { ...out, lo2: s.lo, hi2: s.hi, system2: s.system, unit2: s.unitCode ?? s.unit }
-    case 'date':
-      return { ...out, dlo2: s.lo, dhi2: s.hi }
-    default:
-      return undefined
-  }
-}
+/** Every search index table, keyed by rid: each type's, and the full-text one. */
+export const INDEX_TABLES = [...[...paramTypes()].map((t) => t.table), 'idx_fulltext']

@@ -6,7 +6,7 @@
 import r4 from 'fhirpath/fhir-context/r4'
 import { capitalize, type ElementDef, getTypeDef } from '../definitions/elements'
 import { referenceTargetType } from './types/reference'
-import type { TypedValue } from './typed-value'
+import type { TypedValue } from './types/typed-value'
 import { splitUnion } from './expression'
 
 type Step =

@@ -3,11 +3,12 @@
 // a value of the same Observation (or the same component). Read side: each part of `a$b` on its
 // columns of the same row. https://hl7.org/fhir/R4/search.html#composite
 import type { Sql } from '../../../db/client'
+import { textColumns } from '../../../db/text-columns'
 import { AppError, invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
-import type { Fragment, ParamHandler } from './param-type'
+import { type Evaluator, type Fragment, type Keyed, registeredTypes, registerParamType } from './param-type'
 import type { SearchParamType } from '../registry'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import type { ExtractContext, TypedValue } from './typed-value'
 import { type DateRow, datePredicate } from './date'
 import { type NumberRow, numberPredicate, type TargetRange } from './number'
 import { type QuantityRow, quantityPredicate } from './quantity'
@@ -45,7 +46,7 @@ export interface ComponentPlan {
  * code-value-* composites share the `code` component, the component-* ones `component.code` (the rows
  * are read, never changed).
  */
-export function extract(roots: TypedValue[], ctx: ExtractContext, components: ComponentPlan[], resource: unknown, parts: PartRows): CompositeRow[] {
+export function extractComposite(roots: TypedValue[], ctx: ExtractContext, components: ComponentPlan[], resource: unknown, parts: PartRows): CompositeRow[] {
   const out: CompositeRow[] = []
   const code = ctx.code
   const partCtx: ExtractContext = { code, baseUrl: ctx.baseUrl }
@@ -81,13 +82,107 @@ function componentRows(c: ComponentPlan, root: TypedValue, resource: unknown, ct
   return rows
 }
 
+// A component's expression is relative to the composite's nodes, which may be of several types
+// (`Observation | Observation.component`): compiled per node type on first sight.
+function componentPlan(
+  c: { code: string; type: SearchParamType; expression: string },
+  compile: (expression: string, rootType: string) => Evaluator,
+): ComponentPlan {
+  const byType = new Map<string, Evaluator>()
+  const extract = registeredTypes.get(c.type)?.extract ?? (() => [])
+  return {
+    code: c.code,
+    type: c.type,
+    key: `${c.type} ${c.code} ${c.expression}`,
+    values: (root, resource) => {
+      let evaluate = byType.get(root.type)
+      if (!evaluate) {
+        evaluate = compile(c.expression, root.type)
+        byType.set(root.type, evaluate)
+      }
+      return evaluate(root.value, root.type, resource)
+    },
+    extract,
+  }
+}
+
+interface CompositeColumns {
+  rid: string
+  resType: string
+  code: string
+  system1: string | null
+  value1: string | null
+  system2: string | null
+  value2: string | null
+  lo2: number | null
+  hi2: number | null
+  unit2: string | null
+  dlo2: string | null
+  dhi2: string | null
+}
+
+/** A two-part composite (first part a token) in the columns of its second part's kind; others are not indexed. */
+function compositeColumns(row: Keyed<CompositeRow>): CompositeColumns | undefined {
+  if (row.parts.length !== 2 || row.parts[0].type !== 'token') return undefined
+  const first = row.parts[0].row as any
+  const second = row.parts[1]
+  const s = second.row as any
+  const out: CompositeColumns = {
+    rid: row.rid,
+    resType: row.resType,
+    code: row.code,
+    system1: first.system,
+    value1: first.value,
+    system2: null,
+    value2: null,
+    lo2: null,
+    hi2: null,
+    unit2: null,
+    dlo2: null,
+    dhi2: null,
+  }
+  switch (second.type) {
+    case 'token':
+      return { ...out, system2: s.system, value2: s.value }
+    case 'string':
+      return { ...out, value2: s.value_norm }
+    case 'uri':
+      return { ...out, value2: s.value }
+    case 'number':
+      return { ...out, lo2: s.lo, hi2: s.hi }
+    case 'quantity':
+      return { ...out, lo2: s.lo, hi2: s.hi, system2: s.system, unit2: s.unitCode ?? s.unit }
+    case 'date':
+      return { ...out, dlo2: s.lo, dhi2: s.hi }
+    default:
+      return undefined
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Read side: `a$b`, the first part a token on (system1, value1), the second by its component's type on
-// the columns index-store.ts keeps it in, with the same semantics (and prefixes) as the single-type
+// the columns compositeColumns keeps it in, with the same semantics (and prefixes) as the single-type
 // handlers. HAPI supports exactly two components (HAPI-1224). https://hl7.org/fhir/R4/search.html#composite
 
-export const compositeHandler: ParamHandler = {
+export const compositeType = registerParamType<CompositeRow>({
+  type: 'composite',
   table: 'idx_composite',
+  // A composite's rows come from its components (extractorFor); it has no values of its own.
+  extract: () => [],
+  extractorFor: (def, compile) => {
+    const components = (def.components ?? []).map((c) => componentPlan(c, compile))
+    return (roots, ctx, state) => extractComposite(roots, ctx, components, state.resource, state.shared as PartRows)
+  },
+  insert: (tx, rows) => {
+    const comp = rows.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
+    if (comp.length === 0) return undefined
+    return tx`ins_composite as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
+      select rid::bigint, res_type, code, system1, value1, system2, value2, lo2::numeric, hi2::numeric, unit2, dlo2::timestamptz, dhi2::timestamptz
+      from ${textColumns(tx, comp, ['rid', 'resType', 'code', 'system1', 'value1', 'system2', 'value2', 'lo2', 'hi2', 'unit2', 'dlo2', 'dhi2'])}
+        as x(rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2))`
+  },
+  // Two parts on one row: a range at worst.
+  driverRank: 3,
   modifiers: new Set(),
   predicate(sql, raw, ctx) {
     const { code, components = [] } = ctx.def
@@ -95,11 +190,11 @@ export const compositeHandler: ParamHandler = {
     const parts = splitEscaped(raw, '$')
     if (parts.length > 2) throw invalid(`HAPI-1224: Value "${raw}" of parameter ${code} has ${parts.length} composite parts. Only two are supported.`)
     if (parts.length < 2) throw invalid(`Invalid value "${raw}" for composite parameter ${code}: expected two parts separated by "$"`)
-    // index-store.ts keeps a composite only when its first part is a token
+    // compositeColumns keeps a composite only when its first part is a token
     if (components[0].type !== 'token') throw unsupported(code, components[0].type, components[1].type)
     return sql`${tokenPredicate(sql, parts[0], code, sql`i.system1`, sql`i.value1`)} and ${secondPredicate(sql, components[1].type, parts[1], code)}`
   },
-}
+})
 
 const unsupported = (code: string, first: SearchParamType, second: SearchParamType) =>
   new AppError('not-allowed', `Composite search on ${code} (${first} and ${second}) is not supported`)

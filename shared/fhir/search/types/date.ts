@@ -8,8 +8,9 @@
 import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { unescape } from '../escape'
-import type { Fragment, ParamHandler } from './param-type'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import { textColumns } from '../../../db/text-columns'
+import { type Fragment, registerParamType } from './param-type'
+import type { ExtractContext, TypedValue } from './typed-value'
 import { type Prefix, rangePredicate, splitPrefix, type TargetRange } from './number'
 
 export interface DateRow {
@@ -217,9 +218,17 @@ export function datePredicate(sql: Sql, raw: string, code: string, target: Targe
   return sql`${exact} and ${hint}`
 }
 
-export const dateHandler: ParamHandler = {
+export const dateType = registerParamType<DateRow>({
+  type: 'date',
   table: 'idx_date',
+  extract,
+  insert: (tx, rows) =>
+    tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi, lo_day, hi_day)
+      select rid::bigint, res_type, code, lo::timestamptz, hi::timestamptz, lo_day::date, hi_day::date
+      from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'lo', 'hi', 'loDay', 'hiDay'])} as x(rid, res_type, code, lo, hi, lo_day, hi_day))`,
+  // A range: the likeliest to match many rows.
+  driverRank: 3,
   modifiers: new Set(),
   predicate: (sql, raw, ctx) => datePredicate(sql, unescape(raw), ctx.def.code, { lo: sql`i.lo`, hi: sql`i.hi` }, { lo: sql`i.lo_day`, hi: sql`i.hi_day` }),
   sortValue: (sql, desc) => (desc ? sql`max(i.hi)` : sql`min(i.lo)`),
-}
+})

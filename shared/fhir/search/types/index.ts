@@ -1,26 +1,28 @@
-// The read-side handler of each search-parameter type.
-import type { ParamHandler } from './param-type'
-import { compositeHandler } from './composite'
-import { dateHandler } from './date'
-import { numberHandler } from './number'
-import { quantityHandler } from './quantity'
-import { referenceHandler } from './reference'
-import { stringHandler } from './string'
-import { tokenHandler } from './token'
-import { uriHandler } from './uri'
+// Every search-parameter type, each registered by its own module (types/<type>.ts) when imported here:
+// the index side (extraction, insertion) and the query side (predicates, sorting, driver ranking) read
+// them through this module only. A new type is one new file and one import below.
+import './string'
+import './token'
+import './reference'
+import './uri'
+import './number'
+import './date'
+import './quantity'
+import './composite'
 import type { SearchParamType } from '../registry'
+import { type ParamType, registeredTypes } from './param-type'
 
-const HANDLERS: Partial<Record<SearchParamType, ParamHandler>> = {
-  string: stringHandler,
-  token: tokenHandler,
-  reference: referenceHandler,
-  uri: uriHandler,
-  date: dateHandler,
-  number: numberHandler,
-  quantity: quantityHandler,
-  composite: compositeHandler,
+export type { Evaluator, ExtractState, Extractor, Fragment, Keyed, ParamHandler, ParamType, PredicateContext } from './param-type'
+
+/** The type's unit; undefined for a type with no index rows of its own (`special`). */
+export function paramType(type: SearchParamType): ParamType | undefined {
+  return registeredTypes.get(type)
 }
 
-export function handlerFor(type: SearchParamType): ParamHandler | undefined {
-  return HANDLERS[type]
+/** The read side of a type (alias of paramType, as compile.ts and execute.ts ask it). */
+export const handlerFor = paramType
+
+/** Every registered type, in registration order. */
+export function paramTypes(): Iterable<ParamType> {
+  return registeredTypes.values()
 }

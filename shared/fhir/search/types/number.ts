@@ -5,8 +5,9 @@
 import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { unescape } from '../escape'
-import type { Fragment, ParamHandler } from './param-type'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import { textColumns } from '../../../db/text-columns'
+import { type Fragment, registerParamType } from './param-type'
+import type { ExtractContext, TypedValue } from './typed-value'
 import { decimalValue, numberText } from '../../format/json'
 
 export interface NumberRow {
@@ -204,10 +205,18 @@ export function numberPredicate(sql: Sql, raw: string, code: string, target: Tar
 }
 
 // A row is its value, or for a Range its two ends (a missing end is open).
-export const numberHandler: ParamHandler = {
+export const numberType = registerParamType<NumberRow>({
+  type: 'number',
   table: 'idx_number',
+  extract,
+  insert: (tx, rows) =>
+    tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
+      select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric
+      from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'value', 'lo', 'hi'])} as x(rid, res_type, code, value, lo, hi))`,
+  // A range: the likeliest to match many rows.
+  driverRank: 3,
   modifiers: new Set(),
   predicate: (sql, raw, ctx) =>
     numberPredicate(sql, unescape(raw), ctx.def.code, { lo: sql`coalesce(i.value, i.lo)`, hi: sql`coalesce(i.value, i.hi)`, open: true }),
   sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.value, i.hi))` : sql`min(coalesce(i.value, i.lo))`),
-}
+})

@@ -4,8 +4,9 @@
 import { isResourceType } from '../../definitions/resource-types'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
-import type { ParamHandler } from './param-type'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import { textColumns } from '../../../db/text-columns'
+import { registerParamType } from './param-type'
+import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface ReferenceRow {
   code: string
@@ -128,8 +129,17 @@ export function referencedPatient(rows: readonly ReferenceRow[]): string | null 
 // server (local) or elsewhere (matched as a URL), a canonical with |version, and :identifier
 // (system|value of Reference.identifier). The version of a versioned reference is ignored, as HAPI.
 // https://hl7.org/fhir/R4/search.html#reference
-export const referenceHandler: ParamHandler = {
+export const referenceType = registerParamType<ReferenceRow>({
+  type: 'reference',
   table: 'idx_reference',
+  extract,
+  insert: (tx, rows) =>
+    tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
+      select rid::bigint, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value
+      from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'targetType', 'targetId', 'version', 'url', 'identifierSystem', 'identifierValue'])}
+        as x(rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value))`,
+  // A reference names one resource: its rows are the fewest.
+  driverRank: 0,
   modifiers: new Set(['identifier']),
   predicate(sql, raw, ctx) {
     const value = unescape(raw)
@@ -156,4 +166,4 @@ export const referenceHandler: ParamHandler = {
   },
   sortValue: (sql, desc) =>
     desc ? sql`max(coalesce(i.target_type || '/' || i.target_id, i.url))` : sql`min(coalesce(i.target_type || '/' || i.target_id, i.url))`,
-}
+})

@@ -3,8 +3,9 @@
 // https://hl7.org/fhir/R4/search.html#string
 import { unescape } from '../escape'
 import type { Sql } from '../../../db/client'
-import type { Fragment, ParamHandler } from './param-type'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import { textColumns } from '../../../db/text-columns'
+import { type Fragment, registerParamType } from './param-type'
+import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface StringRow {
   code: string
@@ -89,8 +90,16 @@ function successor(s: string): string | undefined {
 
 // Read side: starts-with on the normalised value (case- and accent-insensitive), :exact, :contains.
 // https://hl7.org/fhir/R4/search.html#string
-export const stringHandler: ParamHandler = {
+export const stringType = registerParamType<StringRow>({
+  type: 'string',
   table: 'idx_string',
+  extract,
+  insert: (tx, rows) =>
+    tx`ins_string as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
+      select rid::bigint, res_type, code, value_norm, value_exact
+      from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'value_norm', 'value_exact'])} as x(rid, res_type, code, value_norm, value_exact))`,
+  // A string names fewer resources than a range, more than a reference or a code.
+  driverRank: 2,
   modifiers: new Set(['exact', 'contains']),
   predicate(sql, raw, ctx) {
     const value = unescape(raw)
@@ -100,4 +109,4 @@ export const stringHandler: ParamHandler = {
     return startsWith(sql, sql`i.value_norm`, norm)
   },
   sortValue: (sql, desc) => (desc ? sql`max(i.value_norm)` : sql`min(i.value_norm)`),
-}
+})

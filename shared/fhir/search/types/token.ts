@@ -2,11 +2,12 @@
 // Identifier, ContactPoint or boolean, with the display text :text searches (normalised as strings are).
 // https://hl7.org/fhir/R4/search.html#token
 import { systemForCode } from '../code-systems'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import type { ExtractContext, TypedValue } from './typed-value'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
 import type { Sql } from '../../../db/client'
-import type { Fragment, ParamHandler } from './param-type'
+import { textColumns } from '../../../db/text-columns'
+import { type Fragment, registerParamType } from './param-type'
 import { codeSystemIdOf, splitCanonical, valueSetIdOf } from '../../terminology/resolve'
 import { likePrefix, normalizeString } from './string'
 
@@ -60,8 +61,17 @@ export function extract(values: TypedValue[], ctx: ExtractContext): TokenRow[] {
 // :below / :above (the code or one of its descendants / ancestors) read the terminology store, which
 // terminology/search-criteria.ts has checked and made current before the search runs.
 // https://hl7.org/fhir/R4/search.html#token
-export const tokenHandler: ParamHandler = {
+export const tokenType = registerParamType<TokenRow>({
+  type: 'token',
   table: 'idx_token',
+  extract,
+  // `patient`: the one Patient the resource references (index-store.ts sets it on every token row).
+  insert: (tx, rows) =>
+    tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm, patient)
+      select rid::bigint, res_type, code, system, value, text_norm, patient
+      from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'system', 'value', 'text', 'patient'])} as x(rid, res_type, code, system, value, text_norm, patient))`,
+  // A code names few resources (after a reference, which names one).
+  driverRank: 1,
   modifiers: new Set(['not', 'text', 'in', 'not-in', 'above', 'below']),
   negating: new Set(['not', 'not-in']),
   predicate(sql, raw, ctx) {
@@ -88,7 +98,7 @@ export const tokenHandler: ParamHandler = {
   },
   // By system, then code, as HAPI's QueryStack.addSortOnToken.
   sortValue: (sql, desc) => (desc ? [sql`max(i.system)`, sql`max(i.value)`] : [sql`min(i.system)`, sql`min(i.value)`]),
-}
+})
 
 // system|code and its descendants (:below) or ancestors (:above), one join over the closure table.
 // HAPI needs both parts: HAPI-1239 without a code, HAPI-1240 without a system.

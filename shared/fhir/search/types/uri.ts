@@ -1,8 +1,9 @@
 // Uri parameters, write side: uri, url, canonical, oid and uuid values (and meta.profile, meta.source)
 // as written; :above and :below compare prefixes on the read side. https://hl7.org/fhir/R4/search.html#uri
 import { unescape } from '../escape'
-import type { ParamHandler } from './param-type'
-import type { ExtractContext, TypedValue } from '../typed-value'
+import { textColumns } from '../../../db/text-columns'
+import { registerParamType } from './param-type'
+import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface UriRow {
   code: string
@@ -17,8 +18,16 @@ export function extract(values: TypedValue[], ctx: ExtractContext): UriRow[] {
 
 // Read side: exact match; :above (the stored URL is a prefix of the value), :below (the value is a
 // prefix of the stored URL). https://hl7.org/fhir/R4/search.html#uri
-export const uriHandler: ParamHandler = {
+export const uriType = registerParamType<UriRow>({
+  type: 'uri',
   table: 'idx_uri',
+  extract,
+  insert: (tx, rows) =>
+    tx`ins_uri as (insert into idx_uri (rid, res_type, code, value)
+      select rid::bigint, res_type, code, value
+      from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'value'])} as x(rid, res_type, code, value))`,
+  // As a string.
+  driverRank: 2,
   modifiers: new Set(['above', 'below']),
   predicate(sql, raw, ctx) {
     const value = unescape(raw)
@@ -27,4 +36,4 @@ export const uriHandler: ParamHandler = {
     return sql`i.value = ${value}`
   },
   sortValue: (sql, desc) => (desc ? sql`max(i.value)` : sql`min(i.value)`),
-}
+})

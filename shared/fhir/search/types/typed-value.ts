@@ -1,6 +1,6 @@
 // A value selected by a search parameter expression, with the FHIR type it has at that place in the
 // resource: the types/*.ts extractors dispatch on it (a Coding and an Identifier are both objects).
-import type { ElementDef } from '../definitions/elements'
+import type { ElementDef } from '../../definitions/elements'
 
 export interface TypedValue {
   /** FHIR type name: `HumanName`, `dateTime`, `code`, a backbone key (`Observation.component`) or a resource type. */
