@@ -13,7 +13,7 @@ import type { Criterion } from './query'
 import { unescape } from './escape'
 import { datePredicate } from './types/date'
 import { patientTargetOf } from './types/reference'
-import { type SearchParamDef, type SearchParamType, storedCodes } from './registry'
+import { type SearchParamDef, storedCodes } from './registry'
 
 export interface Scope {
   /** SQL alias of the resource row the predicate is about (r0, r1...). */
@@ -79,10 +79,6 @@ export function compileCriteria(sql: Sql, criteria: Criterion[], scope: Scope, b
 
 type ParamCriterion = Extract<Criterion, { kind: 'param' }>
 
-// Which index rows are likeliest to be few: a reference names one resource, a token one code; strings
-// and URIs come next; ranges (dates, numbers, quantities) and composites last.
-const DRIVER_RANK: Partial<Record<SearchParamType, number>> = { reference: 0, token: 1, string: 2, uri: 2 }
-
 /**
  * The criteria of a one-type search. When two or more are positive criteria on index rows, one of them
  * (the likeliest to be selective) yields the candidate rids and the others are checked on those rids
@@ -118,7 +114,9 @@ export function referenceDriver(criteria: Criterion[], scope: Scope): ParamCrite
  */
 export function driverCandidates(criteria: Criterion[]): DriverCriterion[] {
   // A chain or _has names the resources its inner criterion finds (often few): after a reference.
-  const rank = (c: DriverCriterion) => (c.kind === 'param' ? (DRIVER_RANK[c.def.type] ?? 3) : 0.5)
+  // Each type ranks its own rows (types/<type>.ts driverRank): a reference names one resource, a token one
+  // code; strings and URIs come next; ranges (dates, numbers, quantities) and composites last.
+  const rank = (c: DriverCriterion) => (c.kind === 'param' ? (handlerFor(c.def.type)?.driverRank ?? 3) : 0.5)
   return criteria.filter((c): c is DriverCriterion => isRowCriterion(c) || c.kind === 'chain' || c.kind === 'has').sort((a, b) => rank(a) - rank(b))
 }
 
