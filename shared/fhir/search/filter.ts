@@ -4,11 +4,9 @@
 // than `or` (HAPI reads `a and b or c` as `a and (b or c)`). https://hl7.org/fhir/R4/search_filter.html
 import type { Sql } from '../../db/client'
 import { type AppError, invalid } from '../../errors'
-import { unescape } from './escape'
-import type { Fragment, ParamHandler, PredicateContext } from './types/param-type'
-import { escapeLike, normalizeString } from './types/string'
 import type { Criterion, FilterOp } from './query'
-import { type SearchParamDef, type SearchParamType, searchParamFor, searchParamsFor } from './registry'
+import { type SearchParamDef, searchParamFor, searchParamsFor } from './registry'
+import { type Fragment, type ParamHandler, PREFIX_OPS, type PredicateContext, paramType } from './types'
 
 /** A filter as written, before its parameter names are resolved. */
 export type FilterExpr =
@@ -21,18 +19,8 @@ const OPS: Record<FilterOp, true> = { eq: true, ne: true, co: true, sw: true, ew
 // In the specification's operator table but not supported here (nor by HAPI's query builder).
 const UNSUPPORTED_OPS = new Set(['pr', 'po', 'ss', 'sb', 'in', 'ni', 're'])
 
-// Date, number and quantity: the operator becomes the value's prefix. https://hl7.org/fhir/R4/search.html#prefix
-const PREFIX_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap']
-const TEXT_OPS: readonly FilterOp[] = ['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'lt', 'ge', 'le']
-const OPS_BY_TYPE: Partial<Record<SearchParamType, readonly FilterOp[]>> = {
-  string: TEXT_OPS,
-  uri: TEXT_OPS,
-  token: ['eq', 'ne'],
-  reference: ['eq', 'ne'],
-  date: PREFIX_OPS,
-  number: PREFIX_OPS,
-  quantity: PREFIX_OPS,
-}
+// The operators each type takes, and what a comparison means on its rows, are the type's own
+// (types/<type>.ts filterOps and compare).
 
 const MAX_DEPTH = 32
 const NAME_START = /[A-Za-z_]/
@@ -254,7 +242,7 @@ function comparisonCriterion(def: SearchParamDef, op: FilterOp, value: string): 
     return { kind: 'param', def, values: [`${op}${value}`] }
   }
   if (def.type === 'composite') throw invalid('HAPI-1207: Composite search parameters not currently supported with _filter clauses')
-  const ops = def.common === 'fulltext' || def.common === 'control' ? undefined : OPS_BY_TYPE[def.type]
+  const ops = def.common === 'fulltext' || def.common === 'control' ? undefined : paramType(def.type)?.filterOps
   if (!ops) throw invalid(`Parameter ${def.code} can not be used in _filter`)
   if (!ops.includes(op)) {
     if (def.type === 'reference')
@@ -274,57 +262,7 @@ function wrongOperator(def: SearchParamDef, op: FilterOp, ops: readonly FilterOp
  * matches); `not(x eq v)` is the other reading, no value equals.
  */
 export function comparisonPredicate(sql: Sql, h: ParamHandler, op: FilterOp, value: string, ctx: PredicateContext): Fragment {
-  switch (ctx.def.type) {
-    case 'string':
-      return stringComparison(sql, h, op, value, ctx)
-    case 'uri':
-      return uriComparison(sql, op, unescape(value))
-    case 'token':
-      // text-only rows (CodeableConcept.text for :text) hold no code to differ
-      return op === 'ne' ? sql`i.value is not null and not coalesce((${h.predicate(sql, value, ctx)}), false)` : h.predicate(sql, value, ctx)
-    case 'reference':
-      // logical references (identifier only) point nowhere to differ
-      return op === 'ne'
-        ? sql`(i.target_id is not null or i.url is not null) and not coalesce((${h.predicate(sql, value, ctx)}), false)`
-        : h.predicate(sql, value, ctx)
-    default:
-      // date, number, quantity: `birthdate ge 2020` is `birthdate=ge2020`
-      return h.predicate(sql, `${op}${value}`, ctx)
-  }
-}
-
-// On the normalised value (case- and accent-insensitive), as HAPI: eq is equality, not starts-with.
-function stringComparison(sql: Sql, h: ParamHandler, op: FilterOp, value: string, ctx: PredicateContext): Fragment {
-  if (op === 'sw') return h.predicate(sql, value, { ...ctx, modifier: undefined })
-  if (op === 'co') return h.predicate(sql, value, { ...ctx, modifier: 'contains' })
-  const norm = normalizeString(unescape(value))
-  if (op === 'ew') return sql`i.value_norm like ${`%${escapeLike(norm)}`}`
-  return ordered(sql, sql`i.value_norm`, op, norm)
-}
-
-// On the URI as written, as HAPI.
-function uriComparison(sql: Sql, op: FilterOp, value: string): Fragment {
-  if (op === 'co') return sql`i.value like ${`%${escapeLike(value)}%`}`
-  if (op === 'sw') return sql`i.value like ${`${escapeLike(value)}%`}`
-  if (op === 'ew') return sql`i.value like ${`%${escapeLike(value)}`}`
-  return ordered(sql, sql`i.value`, op, value)
-}
-
-function ordered(sql: Sql, column: Fragment, op: FilterOp, value: string): Fragment {
-  switch (op) {
-    case 'eq':
-      return sql`${column} = ${value}`
-    case 'ne':
-      return sql`${column} <> ${value}`
-    case 'gt':
-      return sql`${column} > ${value}`
-    case 'lt':
-      return sql`${column} < ${value}`
-    case 'ge':
-      return sql`${column} >= ${value}`
-    case 'le':
-      return sql`${column} <= ${value}`
-    default:
-      throw invalid(`Operator "${op}" can not be used in _filter on a text value`)
-  }
+  const compare = paramType(ctx.def.type)?.compare
+  // date, number, quantity: `birthdate ge 2020` is `birthdate=ge2020`
+  return compare ? compare(sql, op, value, ctx, h) : h.predicate(sql, `${op}${value}`, ctx)
 }

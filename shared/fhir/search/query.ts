@@ -25,7 +25,8 @@ export type Criterion =
   | { kind: 'compare'; def: SearchParamDef; op: FilterOp; value: string }
 
 /** The comparison operators of `_filter` this server supports. https://hl7.org/fhir/R4/search_filter.html#ops */
-export type FilterOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'lt' | 'ge' | 'le' | 'sa' | 'eb' | 'ap'
+import type { FilterOp } from './types'
+export type { FilterOp }
 
 export interface IncludeSpec {
   sourceType: string

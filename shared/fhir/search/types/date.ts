@@ -9,7 +9,7 @@ import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { unescape } from '../escape'
 import { textColumns } from '../../../db/text-columns'
-import { type Fragment, registerParamType } from './param-type'
+import { type Fragment, PREFIX_OPS, registerParamType } from './param-type'
 import type { ExtractContext, TypedValue } from './typed-value'
 import { type Prefix, rangePredicate, splitPrefix, type TargetRange } from './number'
 
@@ -231,4 +231,5 @@ export const dateType = registerParamType<DateRow>({
   modifiers: new Set(),
   predicate: (sql, raw, ctx) => datePredicate(sql, unescape(raw), ctx.def.code, { lo: sql`i.lo`, hi: sql`i.hi` }, { lo: sql`i.lo_day`, hi: sql`i.hi_day` }),
   sortValue: (sql, desc) => (desc ? sql`max(i.hi)` : sql`min(i.lo)`),
+  filterOps: PREFIX_OPS,
 })

@@ -12,7 +12,18 @@ import './composite'
 import type { SearchParamType } from '../registry'
 import { type ParamType, registeredTypes } from './param-type'
 
-export type { Evaluator, ExtractState, Extractor, Fragment, Keyed, ParamHandler, ParamType, PredicateContext } from './param-type'
+export {
+  type Evaluator,
+  type ExtractState,
+  type Extractor,
+  type FilterOp,
+  type Fragment,
+  type Keyed,
+  type ParamHandler,
+  type ParamType,
+  PREFIX_OPS,
+  type PredicateContext,
+} from './param-type'
 
 /** The type's unit; undefined for a type with no index rows of its own (`special`). */
 export function paramType(type: SearchParamType): ParamType | undefined {

@@ -6,7 +6,7 @@ import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { unescape } from '../escape'
 import { textColumns } from '../../../db/text-columns'
-import { type Fragment, registerParamType } from './param-type'
+import { type Fragment, PREFIX_OPS, registerParamType } from './param-type'
 import type { ExtractContext, TypedValue } from './typed-value'
 import { decimalValue, numberText } from '../../format/json'
 
@@ -219,4 +219,5 @@ export const numberType = registerParamType<NumberRow>({
   predicate: (sql, raw, ctx) =>
     numberPredicate(sql, unescape(raw), ctx.def.code, { lo: sql`coalesce(i.value, i.lo)`, hi: sql`coalesce(i.value, i.hi)`, open: true }),
   sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.value, i.hi))` : sql`min(coalesce(i.value, i.lo))`),
+  filterOps: PREFIX_OPS,
 })

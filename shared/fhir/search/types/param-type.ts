@@ -20,6 +20,12 @@ export interface PredicateContext {
   baseUrl: string
 }
 
+/** A `_filter` comparison operator. https://hl7.org/fhir/R4/search_filter.html */
+export type FilterOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'lt' | 'ge' | 'le' | 'sa' | 'eb' | 'ap'
+
+/** Date, number and quantity: the operator becomes the value's prefix. https://hl7.org/fhir/R4/search.html#prefix */
+export const PREFIX_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'lt', 'ge', 'le', 'sa', 'eb', 'ap']
+
 /** An index row once it belongs to a stored version. */
 export type Keyed<T> = T & { rid: string; resType: string }
 
@@ -49,6 +55,14 @@ export interface ParamHandler {
   /** The value one resource sorts by, aggregated over its rows `i` (min ascending, max descending); several
    *  for a type that sorts by more than one column (token: system, then code). */
   sortValue?(sql: Sql, desc: boolean): Fragment | Fragment[]
+  /** The `_filter` operators a comparison on this type takes; without them the type is not usable in `_filter`. */
+  filterOps?: readonly FilterOp[]
+  /**
+   * One `_filter` comparison as a predicate over `i`, its value answered by `h`'s predicate where it
+   * needs one (filter.ts passes the type itself); without it the operator is the value's prefix
+   * (`birthdate ge 2020` is `birthdate=ge2020`).
+   */
+  compare?(sql: Sql, op: FilterOp, value: string, ctx: PredicateContext, h: ParamHandler): Fragment
 }
 
 export interface ParamType<Row = any> extends ParamHandler {

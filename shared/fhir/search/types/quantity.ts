@@ -5,7 +5,7 @@ import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'
 import { textColumns } from '../../../db/text-columns'
-import { type Fragment, registerParamType } from './param-type'
+import { type Fragment, PREFIX_OPS, registerParamType } from './param-type'
 import type { ExtractContext, TypedValue } from './typed-value'
 import { numberPredicate, precisionRange, type TargetRange } from './number'
 import { decimalValue, numberText } from '../../format/json'
@@ -106,4 +106,5 @@ export const quantityType = registerParamType<QuantityRow>({
       unit: sql`i.unit`,
     }),
   sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.value, i.hi))` : sql`min(coalesce(i.value, i.lo))`),
+  filterOps: PREFIX_OPS,
 })

@@ -166,4 +166,8 @@ export const referenceType = registerParamType<ReferenceRow>({
   },
   sortValue: (sql, desc) =>
     desc ? sql`max(coalesce(i.target_type || '/' || i.target_id, i.url))` : sql`min(coalesce(i.target_type || '/' || i.target_id, i.url))`,
+  filterOps: ['eq', 'ne'],
+  // logical references (identifier only) point nowhere to differ
+  compare: (sql, op, value, ctx, h) =>
+    op === 'ne' ? sql`(i.target_id is not null or i.url is not null) and not coalesce((${h.predicate(sql, value, ctx)}), false)` : h.predicate(sql, value, ctx),
 })

@@ -1,10 +1,11 @@
 // String parameters, write side: each string selected (names and addresses split into their parts)
 // becomes a row with HAPI's normalised form for the default starts-with match and the exact form for :exact.
 // https://hl7.org/fhir/R4/search.html#string
+import { invalid } from '../../../errors'
 import { unescape } from '../escape'
 import type { Sql } from '../../../db/client'
 import { textColumns } from '../../../db/text-columns'
-import { type Fragment, registerParamType } from './param-type'
+import { type FilterOp, type Fragment, registerParamType } from './param-type'
 import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface StringRow {
@@ -88,6 +89,9 @@ function successor(s: string): string | undefined {
   return undefined
 }
 
+/** The `_filter` operators of a text (string, uri). */
+export const TEXT_OPS: readonly FilterOp[] = ['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'lt', 'ge', 'le']
+
 // Read side: starts-with on the normalised value (case- and accent-insensitive), :exact, :contains.
 // https://hl7.org/fhir/R4/search.html#string
 export const stringType = registerParamType<StringRow>({
@@ -109,4 +113,33 @@ export const stringType = registerParamType<StringRow>({
     return startsWith(sql, sql`i.value_norm`, norm)
   },
   sortValue: (sql, desc) => (desc ? sql`max(i.value_norm)` : sql`min(i.value_norm)`),
+  filterOps: TEXT_OPS,
+  // On the normalised value (case- and accent-insensitive), as HAPI: eq is equality, not starts-with.
+  compare(sql, op, value, ctx, h) {
+    if (op === 'sw') return h.predicate(sql, value, { ...ctx, modifier: undefined })
+    if (op === 'co') return h.predicate(sql, value, { ...ctx, modifier: 'contains' })
+    const norm = normalizeString(unescape(value))
+    if (op === 'ew') return sql`i.value_norm like ${`%${escapeLike(norm)}`}`
+    return orderedText(sql, sql`i.value_norm`, op, norm)
+  },
 })
+
+/** A `_filter` equality or order comparison of a text column. */
+export function orderedText(sql: Sql, column: Fragment, op: FilterOp, value: string): Fragment {
+  switch (op) {
+    case 'eq':
+      return sql`${column} = ${value}`
+    case 'ne':
+      return sql`${column} <> ${value}`
+    case 'gt':
+      return sql`${column} > ${value}`
+    case 'lt':
+      return sql`${column} < ${value}`
+    case 'ge':
+      return sql`${column} >= ${value}`
+    case 'le':
+      return sql`${column} <= ${value}`
+    default:
+      throw invalid(`Operator "${op}" can not be used in _filter on a text value`)
+  }
+}

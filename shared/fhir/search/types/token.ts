@@ -98,6 +98,10 @@ export const tokenType = registerParamType<TokenRow>({
   },
   // By system, then code, as HAPI's QueryStack.addSortOnToken.
   sortValue: (sql, desc) => (desc ? [sql`max(i.system)`, sql`max(i.value)`] : [sql`min(i.system)`, sql`min(i.value)`]),
+  filterOps: ['eq', 'ne'],
+  // text-only rows (CodeableConcept.text for :text) hold no code to differ
+  compare: (sql, op, value, ctx, h) =>
+    op === 'ne' ? sql`i.value is not null and not coalesce((${h.predicate(sql, value, ctx)}), false)` : h.predicate(sql, value, ctx),
 })
 
 // system|code and its descendants (:below) or ancestors (:above), one join over the closure table.

@@ -3,6 +3,7 @@
 import { unescape } from '../escape'
 import { textColumns } from '../../../db/text-columns'
 import { registerParamType } from './param-type'
+import { escapeLike, orderedText, TEXT_OPS } from './string'
 import type { ExtractContext, TypedValue } from './typed-value'
 
 export interface UriRow {
@@ -36,4 +37,13 @@ export const uriType = registerParamType<UriRow>({
     return sql`i.value = ${value}`
   },
   sortValue: (sql, desc) => (desc ? sql`max(i.value)` : sql`min(i.value)`),
+  filterOps: TEXT_OPS,
+  // On the URI as written, as HAPI.
+  compare(sql, op, raw) {
+    const value = unescape(raw)
+    if (op === 'co') return sql`i.value like ${`%${escapeLike(value)}%`}`
+    if (op === 'sw') return sql`i.value like ${`${escapeLike(value)}%`}`
+    if (op === 'ew') return sql`i.value like ${`%${escapeLike(value)}`}`
+    return orderedText(sql, sql`i.value`, op, value)
+  },
 })
