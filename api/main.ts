@@ -7,7 +7,7 @@ import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { createRepo } from '../shared/fhir/store'
 import { log } from '../shared/log'
 import { waitReady } from '../shared/redis'
-import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
+import { type Jobs, redisJobs } from '../shared/jobs/queues'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { createApp } from './app'
 
@@ -17,10 +17,10 @@ export interface ApiNode {
 }
 
 /**
- * Starts an API node; with `shared`, on a runtime the caller owns (all-in-one start), and with `runner`,
- * running jobs in process when there is no Redis.
+ * Starts an API node; with `shared`, on a runtime the caller owns (all-in-one start), and with `inProcess`,
+ * the jobs of the workers of the same process (when there is no Redis).
  */
-export async function startApi(config: Config, shared?: Runtime, runner?: InProcessRunner): Promise<ApiNode> {
+export async function startApi(config: Config, shared?: Runtime, inProcess?: Jobs): Promise<ApiNode> {
   prepareFhirDefinitions()
   const rt = shared ?? (await openRuntime(config))
   const bootstrapKey = await ensureBootstrapKey(rt.sql)
@@ -35,8 +35,8 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
   if (config.databaseUrl) await listenKeyChanges(rt.sql)
   const events = rt.redis('subscriber')
   const blobs = rt.blobs()
-  if (!redis && !runner) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
-  const jobs = redis && events && blobs ? redisJobs(redis, events, config.queuePrefix, blobs) : inProcessJobs(runner as InProcessRunner)
+  const jobs = redis && events && blobs ? redisJobs(redis, events, config.queuePrefix, blobs) : inProcess
+  if (!jobs) throw new Error('REDIS_URL is required for an API node without workers in the same process (use `bun run start`)')
   let port = config.port
   const publicBase = () => publicBaseOf(config, port)
   const secret = await loadServerSecret(rt.sql)
@@ -55,7 +55,8 @@ export async function startApi(config: Config, shared?: Runtime, runner?: InProc
     port,
     async stop() {
       await app.stop()
-      await jobs.close()
+      // In process, the workers' stop closes the jobs.
+      if (jobs !== inProcess) await jobs.close()
       if (!shared) await rt.close()
     },
   }

@@ -7,7 +7,7 @@ import { startWorkers } from '../workers/main'
 const config = configOrExit()
 const rt = await openRuntime(config)
 const workers = await startWorkers(config, rt)
-const api = await startApi(config, rt, workers.runner)
+const api = await startApi(config, rt, workers.inProcess)
 onShutdown(async () => {
   await api.stop()
   await workers.stop()

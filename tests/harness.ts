@@ -48,7 +48,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   // The all-in-one form: API and workers on one runtime, as `bun run start` runs them.
   const rt = await openRuntime(config)
   const workers = await startWorkers(config, rt)
-  const api = await withQuietStdout(() => startApi(config, rt, workers.runner))
+  const api = await withQuietStdout(() => startApi(config, rt, workers.inProcess))
   const node = {
     port: api.port,
     async stop() {

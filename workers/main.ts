@@ -7,7 +7,9 @@ import { loadServerSecret } from '../shared/auth/server-secret'
 import { createRepo } from '../shared/fhir/store'
 import { AdminJob } from '../shared/jobs/admin-job'
 import { dropBlobs, restoreBlobs, stashResult } from '../shared/jobs/blobs'
-import { type InProcessRunner, inProcessJobs, redisJobs } from '../shared/jobs/queues'
+import { type InProcessJobs, type InProcessRunner, inProcessJobs } from '../shared/jobs/in-process'
+import { LocalJobStore } from '../shared/jobs/local-job-store'
+import { type Jobs, redisJobs } from '../shared/jobs/queues'
 import { log } from '../shared/log'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import type { Registration } from './registration'
@@ -15,8 +17,8 @@ import { registrations } from './registry'
 
 export interface WorkerNode {
   queues: string[]
-  /** Runs jobs in this process (embedded form, no Redis). */
-  runner: InProcessRunner
+  /** The jobs run in this process (no Redis), for the API node of the same process to enqueue to. */
+  inProcess?: InProcessJobs
   stop(): Promise<void>
 }
 
@@ -34,7 +36,18 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
   let runner: InProcessRunner = async () => {
     throw new Error('job runner not ready')
   }
-  const jobs = pub && sub && blobs ? redisJobs(pub, sub, config.queuePrefix, blobs) : inProcessJobs((def, data, progress) => runner(def, data, progress))
+  const concurrency = new Map<string, number>()
+  // In process on the embedded database (one owner process), jobs are kept in it until they finish.
+  const inProcess =
+    pub && sub && blobs
+      ? undefined
+      : inProcessJobs(
+          (def, data, job) => runner(def, data, job),
+          rt.owner ? new LocalJobStore(rt.sql) : undefined,
+          (queue) => concurrency.get(queue) ?? 1,
+        )
+  const jobs: Jobs =
+    inProcess ?? redisJobs(pub as NonNullable<typeof pub>, sub as NonNullable<typeof sub>, config.queuePrefix, blobs as NonNullable<typeof blobs>)
   const regs = registrations({
     repo,
     sql: rt.sql,
@@ -46,23 +59,24 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
     outbound: rt.outbound,
   })
   runner = inProcessRunner(regs)
-  if (!connection || !blobs) {
-    const timers = regs
-      .filter((r) => r.every)
-      .map((r) => setInterval(() => void jobs.enqueue(r.definition, r.every?.data as never).catch(() => {}), r.every?.ms))
+  for (const r of regs) concurrency.set(r.definition.name, r.concurrency)
+  if (inProcess || !connection || !blobs) {
+    for (const r of regs) if (r.every) await jobs.schedule(r.definition, r.every.ms, r.every.data as never)
     log.info('no REDIS_URL: jobs run in process')
-    // On the embedded database this process is the only one: an admin job left queued or running was cut
-    // by a stop or a crash (its queue was this process's memory), so it resumes from its last checkpoint.
-    if (rt.owner)
-      for (const { id } of await rt.sql<{ id: string }[]>`select id from admin_job where state in ('queued', 'running') order by created_at`) {
-        log.info('resuming admin job', { id })
-        void jobs.enqueue(AdminJob, { jobId: id }).catch((err) => log.error('admin job not resumed', { id, err: String(err) }))
-      }
+    // On the embedded database this process is the only one: the jobs recorded there and not finished
+    // were cut by a stop or a crash, and run again. An admin job whose local_job row is missing (recorded
+    // before local_job existed) is enqueued from its admin_job row: it resumes from its last checkpoint.
+    if (inProcess && rt.owner) {
+      const resumed = await inProcess.resume(regs.map((r) => r.definition))
+      if (resumed) log.info('jobs resumed', { count: resumed })
+      for (const { id } of await rt.sql<{ id: string }[]>`select id from admin_job where state in ('queued', 'running') order by created_at`)
+        await jobs.enqueue(AdminJob, { jobId: id }, { jobId: id })
+    }
     return {
       queues: [],
-      runner,
+      inProcess,
       async stop() {
-        for (const t of timers) clearInterval(t)
+        await jobs.close()
         await close()
       },
     }
@@ -78,6 +92,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
             attempt: job.attemptsMade + 1,
             maxAttempts: job.opts.attempts ?? 1,
             stalls: job.stalledCounter ?? 0,
+            restarts: job.stalledCounter ?? 0,
           })
           return stashResult(blobs, r.definition, job.id as string, result)
         },
@@ -106,7 +121,6 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
   log.info('workers started', { queues })
   return {
     queues,
-    runner,
     async stop() {
       // close() waits for jobs in progress; an unfinished job is handed back to the queue.
       await Promise.all(workers.map((w) => w.close()))
@@ -117,10 +131,10 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
 }
 
 function inProcessRunner(regs: Registration[]): InProcessRunner {
-  return async (def, data, progress) => {
+  return async (def, data, job) => {
     const r = regs.find((x) => x.definition.name === def.name)
     if (!r) throw new Error(`no processor for job ${def.name}`)
-    return r.process(data, { id: crypto.randomUUID(), progress, attempt: 1, maxAttempts: 1, stalls: 0 })
+    return r.process(data, { ...job, attempt: 1, maxAttempts: 1 })
   }
 }
 

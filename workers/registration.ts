@@ -43,6 +43,9 @@ export interface JobInfo {
   attempt: number
   /** No retry follows when attempt == maxAttempts. */
   maxAttempts: number
-  /** Times a worker died (its lock lapsed) while running this job: 0 on a first run. */
+  /** Times a worker died (its lock lapsed) while running this job: 0 on a first run. In process (embedded
+   *  form), the cuts after the first (in-process.ts). */
   stalls: number
+  /** Times a run of this job was cut before it finished (its worker or process died or stopped). */
+  restarts: number
 }

@@ -16,14 +16,18 @@ import type { JobProgress } from '../shared/jobs/progress'
 import { TransactionBundleJob } from '../shared/jobs/transaction-bundle'
 
 export function transactionProcessor(repo: Repo, config: Config, secret: string) {
-  return async (data: unknown, job: { id: string; progress: (p: JobProgress) => void; stalls?: number }) => {
+  return async (data: unknown, job: { id: string; progress: (p: JobProgress) => void; stalls?: number; restarts?: number }) => {
     const payload = checkPayload(TransactionBundleJob, data)
-    if (job.stalls && !(await repo.recordedResults(job.id))) throw new UnrecoverableError(JSON.stringify(workerDied(job.id)))
     const ctx = { repo, config, baseUrl: payload.baseUrl, secret }
     let last = 0
     try {
       const text = typeof payload.body === 'string' ? payload.body : new TextDecoder().decode(payload.body) // bytes when run in process
-      const res = await processBundle(ctx, parseFhirJsonRequest(text), {
+      const bundle = parseFhirJsonRequest(text)
+      // A cut batch cannot be run again: its entries commit one by one and record nothing (a transaction
+      // records its results, and a second run finds them).
+      if (job.restarts && (bundle as { type?: unknown })?.type === 'batch') throw new UnrecoverableError(JSON.stringify(batchCut(job.id)))
+      if (job.stalls && !(await repo.recordedResults(job.id))) throw new UnrecoverableError(JSON.stringify(workerDied(job.id)))
+      const res = await processBundle(ctx, bundle, {
         prefer: payload.prefer,
         maxEntries: config.maxBundleEntries,
         jobId: job.id,
@@ -42,11 +46,18 @@ export function transactionProcessor(repo: Repo, config: Config, secret: string)
       await analyzeAfterBundle(repo.sql)
       return res.text ?? JSON.stringify(res.resource) // the response Bundle, kept beside the job (blobs.ts)
     } catch (err) {
+      if (err instanceof UnrecoverableError) throw err
       const e = toAppError(err)
       const failure = JSON.stringify({ status: e.status, message: e.message, outcome: errorOutcome(e) })
       throw e.status < 500 ? new UnrecoverableError(failure) : new Error(failure)
     }
   }
+}
+
+/** The failure of a batch whose run was cut: the entries done before are kept, the others not done. */
+function batchCut(jobId: string): { status: number; message: string; outcome: unknown } {
+  const message = `The server stopped while processing this batch (job ${jobId}): the entries finished before the stop are applied, the others are not, and the batch is not run again (its entries would be applied twice). Read back what is missing and submit it again.`
+  return { status: 500, message, outcome: { resourceType: 'OperationOutcome', issue: [{ severity: 'error', code: 'incomplete', diagnostics: message }] } }
 }
 
 /** The failure of a Bundle whose worker stopped before committing it: nothing was written. */

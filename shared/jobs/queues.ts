@@ -1,6 +1,6 @@
 // The producer side of the job queues: enqueue by definition, wait for a result, read a job's status
-// from any node. With no Redis (embedded form) jobs run in this process through the same definitions,
-// and their status is kept in memory.
+// from any node. With no Redis (embedded form) jobs run in this process through the same definitions
+// (in-process.ts).
 import { Queue, QueueEvents } from 'bullmq'
 import { log } from '../log'
 import type { Redis } from '../redis'
@@ -8,11 +8,10 @@ import { type BlobStore, restoreResult, stashBlobs } from './blobs'
 import { checkPayload, type JobDefinition, type PayloadOf } from './definition'
 import type { JobProgress, JobStatus } from './progress'
 
-export type InProcessRunner = (def: JobDefinition, data: unknown, progress: (p: JobProgress) => void) => Promise<unknown>
-
 export interface Jobs {
-  /** Enqueues and returns the job id; a given `jobId` already in the queue is not added twice. */
-  enqueue<D extends JobDefinition>(def: D, data: PayloadOf<D>, opts?: { jobId?: string }): Promise<string>
+  /** Enqueues and returns the job id; a given `jobId` already in the queue is not added twice. Once this
+   *  resolves the job is kept (in Redis, or in the embedded database) until it runs; `delayMs`: not before. */
+  enqueue<D extends JobDefinition>(def: D, data: PayloadOf<D>, opts?: { jobId?: string; delayMs?: number }): Promise<string>
   /** Enqueues and resolves with the job's result (rejects with its error). */
   run<D extends JobDefinition>(def: D, data: PayloadOf<D>): Promise<unknown>
   status(def: JobDefinition, id: string): Promise<JobStatus | undefined>
@@ -48,7 +47,8 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string, blob
     // exactly-once ledger (bundle_job) would then take a new job for an old one.
     async enqueue(def, data, opts) {
       const jobId = opts?.jobId ?? crypto.randomUUID()
-      const job = await queue(def).add(def.name, await stashBlobs(blobs, def, jobId, checkPayload(def, data)), { jobId })
+      const payload = await stashBlobs(blobs, def, jobId, checkPayload(def, data))
+      const job = await queue(def).add(def.name, payload, { jobId, ...(opts?.delayMs ? { delay: Math.max(0, opts.delayMs) } : {}) })
       return job.id as string
     },
     async run(def, data) {
@@ -77,46 +77,6 @@ export function redisJobs(connection: Redis, events: Redis, prefix: string, blob
       await Promise.all([...listeners.values()].map((e) => e.close()))
       await Promise.all([...queues.values()].map((q) => q.close()))
     },
-  }
-}
-
-/** Jobs run in this process (no Redis); status is kept for an hour. */
-export function inProcessJobs(runner: InProcessRunner): Jobs {
-  const jobs = new Map<string, JobStatus & { def: string; at: number }>()
-  const start = (def: JobDefinition, data: unknown, jobId?: string) => {
-    const id = jobId ?? crypto.randomUUID()
-    const entry: JobStatus & { def: string; at: number } = { id, state: 'running', def: def.name, at: Date.now() }
-    jobs.set(id, entry)
-    const done = runner(def, checkPayload(def, data), (p) => {
-      entry.progress = p
-    }).then(
-      (result) => Object.assign(entry, { state: 'completed', result }),
-      (err) => Object.assign(entry, { state: 'failed', error: failureOf(err) }),
-    )
-    for (const [k, v] of jobs) if (Date.now() - v.at > 3600_000) jobs.delete(k)
-    return { id, done }
-  }
-  return {
-    async enqueue(def, data, opts) {
-      const running = opts?.jobId ? jobs.get(opts.jobId) : undefined
-      if (running && running.state === 'running') return running.id
-      return start(def, data, opts?.jobId).id
-    },
-    async run(def, data) {
-      const { id, done } = start(def, data)
-      await done
-      const s = jobs.get(id) as JobStatus
-      if (s.state === 'failed') throw Object.assign(new Error(s.error?.message), { jobFailure: s.error })
-      return s.result
-    },
-    async status(def, id) {
-      const s = jobs.get(id)
-      return s && s.def === def.name ? s : undefined
-    },
-    async schedule() {
-      // In process, the worker node runs schedules itself (workers/main.ts).
-    },
-    async close() {},
   }
 }
 
