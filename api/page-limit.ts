@@ -5,7 +5,7 @@
 import { Elysia } from 'elysia'
 import { adminError } from './admin/errors'
 import type { AppDeps } from './deps'
-import { clientAddress, surfaceLimiters, tooManyRequests } from './http/rate-limit'
+import { surfaceLimiters, tooManyRequests } from './http/rate-limit'
 
 const LIMITED = ['/connect', '/docs', '/admin', '/metrics']
 
@@ -22,12 +22,12 @@ function isLimited(url: string): boolean {
 }
 
 export function pageRateLimit(deps: AppDeps) {
-  const limiter = surfaceLimiters(deps).pages
+  const { pages: limiter, addresses } = surfaceLimiters(deps)
   const what = `requests per ${deps.config.limits.rateWindowMs} ms per address to the hosted pages and operator endpoints (PAGE_RATE_LIMIT)`
   // Synchronous: the hook runs before every route of the app (/fhir too), and an async one costs each an await.
   return new Elysia({ name: 'page-rate-limit' }).onRequest(({ request, server }) => {
     if (!limiter.enabled || !isLimited(request.url)) return
-    const d = limiter.take(clientAddress(server, request))
+    const d = limiter.take(addresses.of(server, request))
     if (!d.allowed) return adminError(tooManyRequests(limiter, d, what), request, deps.publicBase())
   })
 }

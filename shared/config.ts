@@ -5,6 +5,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { type Limits, LimitsEnv, readLimits } from './limits'
 import { AllowList } from './net/allow-list'
+import { ClientAddresses } from './net/client-address'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')])
 const Int = Type.String({ pattern: '^[0-9]+$' })
@@ -39,6 +40,7 @@ export const Env = Type.Object({
   TOKEN_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: KEY })),
   TOKEN_ENCRYPTION_RETIRED_KEYS: Type.Optional(Type.String({ pattern: `^${KEY.slice(1, -1)}(,${KEY.slice(1, -1)})*$` })),
   OUTBOUND_ALLOW: Type.Optional(Type.String()),
+  TRUSTED_PROXIES: Type.Optional(Type.String()),
   OUTBOUND_TIMEOUT_MS: Type.Optional(Int),
   OUTBOUND_MAX_RESPONSE_BYTES: Type.Optional(Int),
   CONNECT_SYNC_MAX_PAGES: Type.Optional(Int),
@@ -109,6 +111,9 @@ export interface Config {
   tokenEncryptionRetiredKeys: string[]
   /** OUTBOUND_ALLOW: internal targets outbound calls may reach (shared/net/allow-list.ts); empty: none. */
   outboundAllow: string
+  /** TRUSTED_PROXIES: proxies whose X-Forwarded-For names the client, for per-address rate limits
+   *  (api/http/client-address.ts); empty: none, the connection's peer is the client. */
+  trustedProxies: string
   /** Deadline of one outbound call to a source (discovery, token, one page of a pull). */
   outboundTimeoutMs: number
   /** Largest answer an outbound call reads. */
@@ -194,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
     tokenEncryptionRetiredKeys: e.TOKEN_ENCRYPTION_RETIRED_KEYS?.split(',') ?? [],
     outboundAllow: e.OUTBOUND_ALLOW ?? '',
+    trustedProxies: e.TRUSTED_PROXIES ?? '',
     outboundTimeoutMs: Number(e.OUTBOUND_TIMEOUT_MS ?? 30_000),
     outboundMaxResponseBytes: Number(e.OUTBOUND_MAX_RESPONSE_BYTES ?? 32 * 1024 * 1024),
     connectSyncMaxPages: Number(e.CONNECT_SYNC_MAX_PAGES ?? 2000),
@@ -222,6 +228,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     AllowList.parse(cfg.outboundAllow)
   } catch (err) {
     throw new ConfigError(`Invalid configuration: OUTBOUND_ALLOW: ${(err as Error).message}`)
+  }
+  try {
+    ClientAddresses.parse(cfg.trustedProxies)
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: TRUSTED_PROXIES: ${(err as Error).message}`)
   }
   return cfg
 }

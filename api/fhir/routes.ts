@@ -10,7 +10,8 @@ import type { Repo } from '../../shared/fhir/repo/repo'
 import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/request'
 import { requiredScope, route } from '../../shared/fhir/router'
 import { authenticate, authorize } from '../http/auth'
-import { clientAddress, type Peer, type RateLimiter, type SurfaceLimiters, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
+import { type SurfaceLimiters, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
+import type { Peer } from '../../shared/net/client-address'
 import type { Principal } from '../../shared/auth/api-keys'
 import { type BulkFileStore, bulkFileStore } from '../../shared/bulk/file-store'
 import { bulkStreamsBody, handleBulk, isBulkPath } from './bulk'
@@ -92,7 +93,7 @@ async function handleFhir(
     // The capability statement is public; anything else, a body included, waits for a valid key.
     const open = path[0] === 'metadata' && path.length === 1 && (request.method === 'GET' || request.method === 'HEAD')
     if (!deps.config.authDisabled && !open) {
-      principal = await authenticateLimited(deps.verifier, request, limiters.anonymous, server)
+      principal = await authenticateLimited(deps.verifier, request, limiters, server)
       if (limiters.fhir.enabled) {
         const d = limiters.fhir.take(principal.keyId)
         rateHeaders = limiters.fhir.headers(d)
@@ -100,7 +101,7 @@ async function handleFhir(
       }
       if (!bulk) authorize(principal, requiredScope(req)) // bulk.ts checks its own scopes
     } else if (!deps.config.authDisabled && limiters.anonymous.enabled && !request.headers.has('authorization')) {
-      const d = limiters.anonymous.take(clientAddress(server, request))
+      const d = limiters.anonymous.take(limiters.addresses.of(server, request))
       if (!d.allowed) throw tooManyRequests(limiters.anonymous, d, anonymousWhat(deps))
     }
     if (path.length === 0 && req.method === 'POST') {
@@ -147,16 +148,17 @@ async function handleFhir(
  * The request's principal; a request without a valid key counts against its address (ANONYMOUS_RATE_LIMIT),
  * and an address over it is refused before its key is even looked up.
  */
-async function authenticateLimited(verifier: ApiKeyVerifier, request: Request, anonymous: RateLimiter, server: Peer | null): Promise<Principal> {
+async function authenticateLimited(verifier: ApiKeyVerifier, request: Request, limiters: SurfaceLimiters, server: Peer | null): Promise<Principal> {
+  const { anonymous, addresses } = limiters
   if (!anonymous.enabled) return authenticate(verifier, request.headers.get('authorization'))
   // The address is costly to learn: looked at first only while traffic without a key is being counted.
-  let address = anonymous.active ? clientAddress(server, request) : undefined
+  let address = anonymous.active ? addresses.of(server, request) : undefined
   const over = address === undefined ? undefined : anonymous.over(address)
   if (over) throw tooManyRequests(anonymous, over, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
   try {
     return await authenticate(verifier, request.headers.get('authorization'))
   } catch (err) {
-    address ??= clientAddress(server, request)
+    address ??= addresses.of(server, request)
     const d = anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
     throw err

@@ -11,6 +11,7 @@
 import type { Config } from '../../shared/config'
 import { AppError } from '../../shared/errors'
 import type { Redis } from '../../shared/redis'
+import { ClientAddresses } from '../../shared/net/client-address'
 
 export interface RateDecision {
   allowed: boolean
@@ -151,6 +152,8 @@ export interface SurfaceLimiters {
   anonymous: RateLimiter
   /** Per client address on the surfaces without per-key limits: hosted pages and operator endpoints (PAGE_RATE_LIMIT). */
   pages: RateLimiter
+  /** The client address of a request, behind TRUSTED_PROXIES too. */
+  addresses: ClientAddresses
 }
 
 const made = new WeakMap<object, SurfaceLimiters>()
@@ -164,6 +167,7 @@ export function surfaceLimiters(deps: { config: Config; redis?: Redis }): Surfac
       fhir: new RateLimiter({ limit: limits.fhirRateLimit, windowMs, prefix: `${queuePrefix}:fhir`, redis: deps.redis, name: 'per-key' }),
       anonymous: new RateLimiter({ limit: limits.anonymousRateLimit, windowMs, prefix: `${queuePrefix}:anon`, redis: deps.redis, name: 'per-address' }),
       pages: new RateLimiter({ limit: limits.pageRateLimit, windowMs, prefix: `${queuePrefix}:pages`, redis: deps.redis, name: 'pages-per-address' }),
+      addresses: ClientAddresses.parse(deps.config.trustedProxies),
     }
     made.set(deps, l)
   }
@@ -175,16 +179,4 @@ export function tooManyRequests(limiter: RateLimiter, d: RateDecision, what: str
   return new AppError('busy', `Too many requests: at most ${d.limit} ${what}; retry after ${d.retryAfterS} s`, {
     details: { code: 'throttled', status: 429, retryAfter: d.retryAfterS, headers: { ...limiter.headers(d), 'retry-after': String(d.retryAfterS) } },
   })
-}
-
-/** What tells a request's peer: the server (Elysia's context `server`). */
-export interface Peer {
-  requestIP(r: Request): { address: string } | null
-}
-
-/** The address a request came from (the peer of the connection; a proxy's own address behind one). Costly
- *  in Bun (about as much as a whole small request): asked only for traffic without a valid key, or while
- *  such traffic is being counted. */
-export function clientAddress(server: Peer | null | undefined, request: Request): string {
-  return server?.requestIP(request)?.address ?? 'unknown'
 }

@@ -11,7 +11,8 @@ import { apiError, badRequest } from '../../shared/patients/api-error'
 import { type OrgPrincipal, OrgKeyVerifier } from '../../shared/patients/org-api-keys'
 import { type ApiVersion, requestVersion } from '../../shared/patients/versions'
 import { idempotent, type Reply } from '../http/idempotency'
-import { clientAddress, type Peer, RateLimiter, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
+import { RateLimiter, type SurfaceLimiters, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
+import type { Peer } from '../../shared/net/client-address'
 import { requestIdOf } from '../http/request-id'
 import { bodyResponse } from '../http/response'
 import { errorReply } from './envelope'
@@ -76,7 +77,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
     prefix: deps.config.queuePrefix,
     redis: deps.redis,
   })
-  const { anonymous } = surfaceLimiters(deps)
+  const limiters = surfaceLimiters(deps)
   return {
     verifier,
     handle:
@@ -87,7 +88,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
         try {
           const url = new URL(request.url)
           refuseLargeHead(request.headers)
-          const principal = await authenticateLimited(verifier, request, anonymous, server)
+          const principal = await authenticateLimited(verifier, request, limiters, server)
           const version = requestVersion(request.headers.get('version'), principal.version)
           if (limiter.enabled) {
             const rate = limiter.take(principal.keyId)
@@ -127,17 +128,18 @@ function createOrgApi(deps: AppDeps): OrgApi {
 }
 
 /** authenticateOrg; a request without a valid key counts against its address (ANONYMOUS_RATE_LIMIT). */
-async function authenticateLimited(verifier: OrgKeyVerifier, request: Request, anonymous: RateLimiter, server: Peer | null | undefined) {
+async function authenticateLimited(verifier: OrgKeyVerifier, request: Request, limiters: SurfaceLimiters, server: Peer | null | undefined) {
+  const { anonymous, addresses } = limiters
   if (!anonymous.enabled) return authenticateOrg(verifier, request.headers.get('authorization'))
   // The address is costly to learn: looked at first only while traffic without a key is being counted.
-  let address = anonymous.active ? clientAddress(server, request) : undefined
+  let address = anonymous.active ? addresses.of(server, request) : undefined
   const over = address === undefined ? undefined : anonymous.over(address)
   const what = 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)'
   if (over) throw tooManyRequests(anonymous, over, what)
   try {
     return await authenticateOrg(verifier, request.headers.get('authorization'))
   } catch (err) {
-    address ??= clientAddress(server, request)
+    address ??= addresses.of(server, request)
     const d = anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, what)
     throw err
