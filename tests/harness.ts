@@ -95,15 +95,19 @@ async function withQuietStdout<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const SERVER_HOOK_TIMEOUT_MS = 120_000
+
 /** A server for the whole test file: started before its tests, stopped (database dropped) after them. */
 export function useTestServer(env: Record<string, string> = {}): TestServer {
   const holder = {} as TestServer
+  // Creating and migrating a fresh database takes a second or two on a quiet machine and far longer under
+  // load (15 s seen at load average 15): the hooks may take longer than a test.
   beforeAll(async () => {
     Object.assign(holder, await startTestServer(env))
-  })
+  }, SERVER_HOOK_TIMEOUT_MS)
   afterAll(async () => {
     await holder.stop()
-  })
+  }, SERVER_HOOK_TIMEOUT_MS)
   return holder
 }
 
