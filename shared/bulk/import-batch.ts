@@ -97,7 +97,7 @@ export async function writeImportBatch(
         await after(w.tx, counts)
         return counts
       },
-      { checkReferences: false, statementVersions: 500 },
+      { checkReferences: false, statementVersions: 500, copyNew: true },
     ),
   )
 }

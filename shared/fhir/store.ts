@@ -6,7 +6,7 @@ import type { Redis } from '../redis'
 import { referentialIntegrity } from './repo/referential-integrity'
 import { Repo } from './repo/repo'
 import { SearchParamSync } from './search/custom-params'
-import { indexWriter } from './search/index-store'
+import { copyingIndexWriter } from './search/index-copy'
 import { terminologyMaintenance } from './terminology/maintenance'
 
 export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis; sub: Redis }): Promise<Repo> {
@@ -15,7 +15,7 @@ export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis;
   return new Repo(
     sql,
     {
-      indexes: indexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined),
+      indexes: copyingIndexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined),
       integrity: referentialIntegrity({ onWrite: config.enforceReferentialIntegrity }),
       terminology: terminologyMaintenance(sql),
       searchParams,

@@ -27,6 +27,9 @@ export interface IndexWriter {
   /** The CTEs that delete the index rows of the `superseded` rids and insert `rows` (those of rids in
    *  `keep` only, when given); undefined when there is nothing to do. */
   writeIndexes(tx: TxSql, rows: IndexRowSet, superseded: string[], opts?: { keep?: ReadonlySet<string>; fulltext?: boolean }): Fragment | undefined
+  /** Writes the rows of resources that had none with COPY (a bulk import's new resources), all but the
+   *  full-text rows, whose CTE it returns for the caller's statement. Absent: the CTEs are used. */
+  copyIndexes?(tx: TxSql, rows: IndexRowSet): Promise<PendingCtes | undefined>
   /** How many index rows one resource has, by `table code` ($reindex's report of one resource). */
   countRows(tx: TxSql, rid: string): Promise<Map<string, number>>
 }

@@ -1,0 +1,58 @@
+// Rows written with COPY ... FROM STDIN (text format) instead of an INSERT: PostgreSQL parses each line
+// straight into the table's column types and writes the heap a page at a time (heap_multi_insert, one
+// WAL record per page), where INSERT ... SELECT from text parameters splits the parameters into a
+// tuplestore, casts each value and inserts row by row. For a bulk import's fresh rows (import-batch.ts).
+import type { TxSql } from './client'
+
+/** The text of one value in COPY's text format: \N for null, backslash, tab, newline and CR escaped. */
+function field(v: unknown): string {
+  if (v === null || v === undefined) return '\\N'
+  let s: string
+  if (typeof v === 'string') s = v
+  else if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '\\N'
+  else if (typeof v === 'boolean') return v ? 't' : 'f'
+  else if (v instanceof Date) return v.toISOString()
+  else s = JSON.stringify(v) // a raw JSON number keeps its text
+  return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPED, escape) : s
+}
+
+const NEEDS_ESCAPE = /[\\\t\n\r]/
+const ESCAPED = /[\\\t\n\r]/g
+const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')
+
+/** Text sent to the server at a time (the stream copies each piece once into a CopyData message). */
+const CHUNK_CHARS = 256 * 1024
+
+/**
+ * COPY `rows` into `table` (`columns` named in order; `keys` the properties of each row object giving
+ * them, in the same order). Resolves once the server has taken every row; rejects with its error (a
+ * unique violation, a cancel) otherwise.
+ */
+export async function copyRows(
+  tx: TxSql,
+  table: string,
+  columns: readonly string[],
+  rows: readonly object[],
+  keys: readonly string[] = columns,
+): Promise<void> {
+  if (rows.length === 0) return
+  const stream = await tx`copy ${tx(table)} (${tx(columns as string[])}) from stdin`.writable()
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('finish', resolve)
+    stream.on('error', reject)
+  })
+  let text = ''
+  for (const row of rows) {
+    const r = row as Record<string, unknown>
+    let line = field(r[keys[0]])
+    for (let k = 1; k < keys.length; k++) line += `\t${field(r[keys[k]])}`
+    text += `${line}\n`
+    if (text.length >= CHUNK_CHARS) {
+      stream.write(text)
+      text = ''
+    }
+  }
+  if (text !== '') stream.write(text)
+  stream.end()
+  await done
+}
