@@ -24,7 +24,7 @@ import { type EntryResult, entryError, inEntry, inEntrySync } from './results'
  * record collides with the first's key and its transaction rolls back).
  */
 export async function writeTransaction(
-  ctx: Pick<FhirContext, 'repo' | 'baseUrl'>,
+  ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>,
   entries: BundleEntry[],
   preferRepresentation: boolean,
   jobId?: string,
@@ -55,7 +55,7 @@ export async function writeTransaction(
 /** `allocated`: ids already reserved for the creates (more are taken when the entries need them). */
 async function run(
   w: WriteTx,
-  ctx: Pick<FhirContext, 'repo' | 'baseUrl'>,
+  ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>,
   writes: BundleEntry[],
   preferRepresentation: boolean,
   allocated: string[],

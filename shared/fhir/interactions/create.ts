@@ -14,7 +14,7 @@ export function planCreate(type: string, rid: string, resource: any, now: Date):
   return { outcome: 'created', version: newVersion(rid, type, rid, 1, resource, now) }
 }
 
-export async function create(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
+export async function create(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })
@@ -43,7 +43,7 @@ export async function create(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | '
 // 0 matches: create (201); 1: answer the existing resource and write nothing (200); more: 412 HAPI-0958.
 async function conditionalCreate(
   req: FhirRequest,
-  ctx: Pick<FhirContext, 'repo' | 'baseUrl'>,
+  ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>,
   type: string,
   resource: any,
   rid: string,

@@ -33,14 +33,14 @@ export function planDelete(r: DeleteRequest, current: StoredVersion | undefined,
   return { outcome: 'deleted', version: deletionOf(current, now), replaces: current }
 }
 
-export async function remove(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
+export async function remove(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
   const ifMatch = parseIfMatch(req.headers.ifMatch)
   return ctx.repo.transaction((w) => deleteOne(w, ctx, { type, id, ifMatch }, start))
 }
 
 /** DELETE /{type}?query: 0 matches is a 200 too; more than one is a 412 (HAPI-0962; no allow_multiple_delete). */
-export async function conditionalDelete(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
+export async function conditionalDelete(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
   const ifMatch = parseIfMatch(req.headers.ifMatch)
   return ctx.repo.transaction(async (w) => {

@@ -44,7 +44,7 @@ export function planPatch(r: PatchRequest, current: StoredVersion | undefined, n
   return nextVersion(type, id, after, current, current.rid, now)
 }
 
-export async function patch(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
+export async function patch(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
   const r = patchRequest(req, type, id)
   const { stored, changed } = await ctx.repo.transaction((w) => patchOne(w, ctx, r))
@@ -55,7 +55,7 @@ export async function patch(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'b
 }
 
 /** PATCH /{type}?query: 0 matches is a 404 (HAPI-0973), more than one a 412 (HAPI-0972). */
-export async function conditionalPatch(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
+export async function conditionalPatch(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
   const r = patchRequest(req, type, '')
   const { result, url } = await ctx.repo.transaction(async (w) => {

@@ -54,7 +54,7 @@ export function conditionalUpdateId(match: ConditionalMatch, found: StoredVersio
   return found.id
 }
 
-export async function update(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string, id: string): Promise<FhirResponse> {
+export async function update(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string, id: string): Promise<FhirResponse> {
   const start = performance.now()
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })
@@ -87,7 +87,7 @@ export async function update(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | '
  * server id (201); 1: update it (a body id naming another resource is a 400, HAPI-2279); more: 412
  * HAPI-0988. HAPI 7.0: BaseHapiFhirResourceDao.doUpdate().
  */
-export async function conditionalUpdate(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl'>, type: string): Promise<FhirResponse> {
+export async function conditionalUpdate(req: FhirRequest, ctx: Pick<FhirContext, 'repo' | 'baseUrl' | 'config'>, type: string): Promise<FhirResponse> {
   const start = performance.now()
   const resource = requireResource(req)
   assertValid(resource, { expectedType: type })

@@ -9,6 +9,8 @@ import type { WriteTx } from '../repo/repo'
 import type { StoredVersion } from '../repo/types'
 import { matchIds } from './execute'
 import { parseSearch } from './parse'
+import { assertSearchShape } from './shape'
+import type { Limits } from '../../limits'
 import type { SearchQuery } from './query'
 import { type SearchParamDef, searchParamFor } from './registry'
 
@@ -77,13 +79,22 @@ function noCriteria(text: string): AppError {
  * 0.06 ms on a plan for the values). Only the match: the write statements keep their generic plans,
  * which do not depend on the data and cost a tenth of a millisecond or more to plan again.
  */
-/** What a match needs besides the transaction: the base URL that absolute local references are read against. */
+/** What a match needs besides the transaction: the base URL that absolute local references are read
+ *  against, and the search shape limits a match URL is held to as any search (shared/limits.ts). */
 export interface MatchBase {
   baseUrl: string
+  config: { limits: Limits }
 }
 
-export async function resolveConditional(w: WriteTx, { baseUrl }: MatchBase, type: string, matchUrl: string | URLSearchParams): Promise<ConditionalMatch> {
+export async function resolveConditional(
+  w: WriteTx,
+  { baseUrl, config }: MatchBase,
+  type: string,
+  matchUrl: string | URLSearchParams,
+): Promise<ConditionalMatch> {
   const url = parseMatchUrl(type, matchUrl)
+  // A match URL is a search: the same bounds before it is parsed or run (shape.ts).
+  assertSearchShape(url.params, config.limits)
   const query = parseSearch([type], url.params, { defaultCount: 2, maxCount: 2 })
   if (query.criteria.length === 0) throw noCriteria(url.text)
   const [{ mode }] = await w.tx<{ mode: string }[]>`
