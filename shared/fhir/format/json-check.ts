@@ -11,9 +11,18 @@ import { invalid } from '../../errors'
 export function checkJsonText(text: string, parsed: unknown): void {
   if (text.includes('\\u0000') && /(?<!\\)(?:\\\\)*\\u0000/.test(text))
     throw invalid('The JSON holds a NUL character (\\u0000), which FHIR strings cannot contain')
-  if (keyMarks(text) === keysOf(parsed) && !/"\s+:/.test(text)) return
+  if (keyMarks(text) === keysOf(parsed) && !spaceBeforeColon(text)) return
   const key = duplicateKey(text)
   if (key !== undefined) throw invalid(`HAPI-1861: Failed to parse JSON encoded FHIR content: the same property "${key}" appears twice in one object`)
+}
+
+/**
+ * Whether JSON whitespace stands right before a colon anywhere (a key written `"a" : 1` has no `":` mark, so
+ * the counts could hide a duplicate). Four native searches: a third of the cost of /"\s+:/ on Synthea
+ * Bundles, where none occurs (ingest's worker runs every Bundle through here).
+ */
+function spaceBeforeColon(text: string): boolean {
+  return text.includes(' :') || text.includes('\n:') || text.includes('\t:') || text.includes('\r:')
 }
 
 /** Occurrences of `":` in the text: one per key, plus any inside string values. */
