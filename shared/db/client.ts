@@ -14,6 +14,9 @@ export function createSql(url: string, opts: { max?: number; planCacheMode?: str
     types: {},
     connection: {
       application_name: 'fhir-platform',
+      // No JIT: statements here read a page, and a generic plan's cost estimate for the branch it never
+      // runs (search/bounded.ts) went over jit_above_cost: a 38 ms page spent 2.1 s compiling (issue 23).
+      jit: 'off',
       ...(opts.planCacheMode ? { plan_cache_mode: opts.planCacheMode } : {}),
       ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     },

@@ -11,12 +11,15 @@
 // row (compile.ts, Scope.probes), so no join can be turned into a nested loop over two whole sets.
 import type { Sql } from '../../db/client'
 import { join } from '../../db/fragments'
-import { compileCriteria, criterionRows, driverCandidates, referenceDriver } from './compile'
+import { compileCriteria, criterionRows, type DriverCriterion, driverCandidates, excludedRows, hasSources, hasSourceTargets, referenceDriver } from './compile'
 import type { Fragment } from './types/param-type'
-import type { SearchQuery } from './query'
+import type { Criterion, SearchQuery } from './query'
+import { sortedScans } from './sorted-scans'
 
 /** Rows of a driver counted before it is given up for a scan in rid order. */
 export const DRIVE_BUDGET = 1000
+/** Every driver common: the set is read when fewer than a page of this many pages' resources match. */
+const WINDOW = 10
 /** At most this many drivers are measured (the likeliest, compile.ts driverCandidates). */
 const MAX_DRIVERS = 3
 
@@ -25,8 +28,11 @@ export interface BoundedPage {
   with: Fragment
   /** The WHERE of the resources (`r0`), every criterion a probe. */
   where: Fragment
-  /** The branches: FROM and an extra condition (the one-time filter that picks it). */
-  branches: { from: Fragment; when: Fragment }[]
+  /** The number of matches (with `with`), when it can be counted without the resource rows. */
+  count?: () => Fragment
+  /** The branches: FROM, an extra condition (the one-time filter that picks it), and the order of its
+   *  rows when an index gives it (else the page's). */
+  branches: { from: Fragment; when: Fragment; order?: (reverse: boolean) => Fragment }[]
 }
 
 /**
@@ -34,53 +40,129 @@ export interface BoundedPage {
  * on index rows, or a reference beside other criteria, which compile.ts drives from already).
  * `ridBound` narrows the drivers' rows to the page's side of a cursor (rid order only).
  */
-export function boundedPage(sql: Sql, q: SearchQuery, baseUrl: string, row: string, ridBound?: (col: Fragment) => Fragment): BoundedPage | undefined {
+export function boundedPage(
+  sql: Sql,
+  q: SearchQuery,
+  baseUrl: string,
+  row: string,
+  ridBound?: (col: Fragment) => Fragment,
+  sorting?: { asOf: string; firstPage: boolean },
+): BoundedPage | undefined {
   if (q.types.length !== 1) return undefined
   const type = q.types[0]
   const scope = { alias: row, type, depth: 0, probes: true }
   if (referenceDriver(q.criteria, scope)) return undefined
   const drivers = driverCandidates(q.criteria).slice(0, MAX_DRIVERS)
-  if (drivers.length === 0) return undefined
+  if (drivers.length === 0 && !q.criteria.some(onIndexRows)) return undefined
   const r = sql(row)
   // The resources' own conditions and every criterion but `skip` (a driver's candidates meet its own).
-  const whereBut = (skip?: unknown) =>
+  const whereBut = (...skip: Criterion[]) =>
     sql`${r}.res_type = ${type} and not ${r}.deleted and ${compileCriteria(
       sql,
-      q.criteria.filter((c) => c !== skip),
+      q.criteria.filter((c) => !skip.includes(c)),
       scope,
       baseUrl,
     )}`
   const where = whereBut()
   const d = (n: number) => sql(`d${n}`)
   const size = (n: number) => sql`(select count(*) from ${d(n)})`
-  const ctes = drivers.map(
-    (c, n) =>
-      sql`${d(n)} as materialized (select x.rid from (${criterionRows(sql, c, type, baseUrl)}) x ${ridBound ? sql`where ${ridBound(sql`x.rid`)}` : sql``} limit ${DRIVE_BUDGET})`,
+  // A _has counts its sources (a stream, stopped at the budget); driving, their targets are looked up.
+  const ctes = drivers.map((c, n) =>
+    c.kind === 'has'
+      ? sql`${d(n)} as materialized (select x.rid from (${hasSources(sql, c, baseUrl)}) x limit ${DRIVE_BUDGET})`
+      : sql`${d(n)} as materialized (select x.rid from (${criterionRows(sql, c, type, baseUrl)}) x ${ridBound ? sql`where ${ridBound(sql`x.rid`)}` : sql``} limit ${DRIVE_BUDGET})`,
   )
+  const candidates = (c: DriverCriterion, n: number) =>
+    c.kind === 'has'
+      ? sql`(select distinct t.rid from (select distinct x.target_id from (${hasSourceTargets(sql, c, type, sql`(select distinct rid from ${d(n)}) s`)}) x) ids
+          cross join lateral (select t.rid from resource t where t.res_type = ${type} and t.id = ids.target_id and not t.deleted offset 0) t) c`
+      : sql`(select distinct rid from ${d(n)}) c`
   const sizes = drivers.map((_, n) => sql`${size(n)} as ${sql(`n${n}`)}`)
   const n = (k: number) => sql`s.${sql(`n${k}`)}`
   // Driver k runs when it is under the budget and the fewest (ties to the likeliest).
+  const fewest = (k: number) => drivers.map((__, m) => (m === k ? sql`true` : m < k ? sql`${n(k)} < ${n(m)}` : sql`${n(k)} <= ${n(m)}`))
   const branches = drivers.map((driver, k) => {
-    const fewest = drivers.map((__, m) => (m === k ? sql`true` : m < k ? sql`${n(k)} < ${n(m)}` : sql`${n(k)} <= ${n(m)}`))
     return {
-      from: sql`(select distinct rid from ${d(k)}) c cross join lateral (
+      from: sql`${candidates(driver, k)} cross join lateral (
         select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
         where ${r}.rid = c.rid and ${whereBut(driver)} offset 0) ${r}`,
-      when: sql`(select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest, sql` and `)} from sizes s)`,
+      when: sql`(select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest(k), sql` and `)} from sizes s)`,
     }
   })
-  const scan = {
-    from: sql`resource ${r}`,
-    when: sql`${where} and (select ${join(
-      sql,
-      drivers.map((_, m) => sql`${n(m)} >= ${DRIVE_BUDGET}`),
-      sql` and `,
-    )} from sizes s)`,
+  // No driver (`:missing`, `:not`, `_filter`...): the scan alone; the plain statement's plan for them
+  // depends on statistics (Observation?encounter:missing=false hashed every encounter reference first).
+  const common =
+    drivers.length === 0
+      ? sql`true`
+      : join(
+          sql,
+          drivers.map((_, m) => sql`${n(m)} >= ${DRIVE_BUDGET}`),
+          sql` and `,
+        )
+  // Every driver common, the matches may still be few (`status:not=final`, `encounter:missing=true`,
+  // `category=laboratory&code=8302-2`): the scan would probe every resource of the type (63,220
+  // Observations for an empty answer). The first WINDOW pages of resources (from the cursor, in rid
+  // order) tell: when fewer than a page of them match, the page is read from the set instead: the
+  // drivers' rids INTERSECTed, EXCEPT a negation's (or the type's rids EXCEPT them); a hash or a sort,
+  // linear whatever the plan.
+  const negation = q.criteria
+    .map((c) => ({ c, rows: excludedRows(sql, c, type, baseUrl) }))
+    .find((x): x is { c: Criterion; rows: Fragment } => x.rows !== undefined)
+  const limit = q.count + 1 + (q.offset ?? 0)
+  const bound = (col: Fragment) => (ridBound ? sql`and ${ridBound(col)}` : sql``)
+  const inSet = [...drivers, ...(negation ? [negation.c] : [])]
+  const set = (cursor: boolean) => {
+    const rows = drivers.map((c) => sql`(${criterionRows(sql, c, type, baseUrl)})`)
+    if (rows.length === 0) rows.push(sql`(select x.rid from resource x where x.res_type = ${type} and not x.deleted)`)
+    return sql`select s.rid from (${join(sql, rows, sql` intersect `)} ${negation ? sql`except (${negation.rows})` : sql``}) s
+      where true ${cursor ? bound(sql`s.rid`) : sql``}`
   }
+  const sparse = inSet.length > 0 && {
+    from: sql`(${set(true)}) c cross join lateral (
+        select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
+        where ${r}.rid = c.rid and ${whereBut(...inSet)} offset 0) ${r}`,
+    when: sql`(select ${common} from sizes s) and (select w.n < ${limit} from win w)`,
+  }
+  const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
+  const scans = (sorting ? sortedScans(sql, q, row, { ...sorting, where, limit }) : undefined) ?? [{ extra: sql`true` }]
+  const scan = scans.map((x) => ({ from: x.from ?? sql`resource ${r}`, when: sql`${scanWhen} and ${x.extra}`, order: x.order }))
+  // Evaluated only when every driver is common (an InitPlan runs when its value is first needed).
+  const win = sql`win as materialized (select count(*) as n from (select 1 from (select x.rid from resource x
+      where x.res_type = ${type} and not x.deleted ${bound(sql`x.rid`)} order by x.rid limit ${WINDOW * limit}) x
+      cross join lateral (select 1 from resource ${r} where ${r}.rid = x.rid and ${where} offset 0) m limit ${limit}) w)`
+  // Counting reads no resource row when every criterion is on index rows: the fewest driver's rids
+  // (all of them), or the set when all are common, each other criterion probed on the rid
+  // (Observation?status=final&_total=accurate probed all 63,220 resource rows).
+  // The deleted resources' rids (a partial index of them), taken out as a set: a probe per rid cost
+  // two buffers each, more than the rest of the count.
+  const live = sql`except (select x.rid from resource x where x.deleted)`
+  const probed = (skip: Criterion[]) =>
+    compileCriteria(
+      sql,
+      q.criteria.filter((c) => !skip.includes(c)),
+      scope,
+      baseUrl,
+    )
+  const count =
+    inSet.length > 0 && q.criteria.every(ridOnly)
+      ? () =>
+          join(
+            sql,
+            [
+              ...drivers.map(
+                (driver, k) => sql`(select count(*) from ((${criterionRows(sql, driver, type, baseUrl)}) ${live}) ${r}
+                  where (select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest(k), sql` and `)} from sizes s) and ${probed([driver])})`,
+              ),
+              sql`(select count(*) from ((${set(false)}) ${live}) ${r} where (select ${common} from sizes s) and ${probed(inSet)})`,
+            ],
+            sql` + `,
+          )
+      : undefined
   return {
-    with: sql`${join(sql, ctes, sql`, `)}, sizes as materialized (select ${join(sql, sizes, sql`, `)})`,
+    count,
+    with: sql`${join(sql, [...ctes, sql`sizes as materialized (select ${join(sql, [...sizes, sql`0 as none`], sql`, `)})`, ...(sparse ? [win] : [])], sql`, `)}`,
     where,
-    branches: [...branches, scan],
+    branches: [...branches, ...scan, ...(sparse ? [sparse] : [])],
   }
 }
 
@@ -107,4 +189,32 @@ export function drivenFrom(sql: Sql, q: SearchQuery, baseUrl: string, row: strin
   )
   return sql`(select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x) c cross join lateral (
     select ${r}.* from resource ${r} where ${r}.rid = c.rid and ${r}.res_type = ${type} and not ${r}.deleted and ${others} offset 0) ${r}`
+}
+
+// A criterion on the resource's index rows, not its own columns (`_id`, `_lastUpdated`) nor a compartment
+// (one range of the reference lookup, which the plain statement reads first).
+function onIndexRows(c: Criterion): boolean {
+  if (c.kind === 'compartment') return false
+  if (c.kind === 'param') return c.def.common !== 'column' && c.def.code !== '_id' && c.def.code !== '_lastUpdated'
+  if (c.kind === 'missing') return c.def.common !== 'column'
+  return true
+}
+
+// A criterion that reads no column of the resource row but its rid (`_has` reads its id).
+function ridOnly(c: Criterion): boolean {
+  switch (c.kind) {
+    case 'has':
+      return false
+    case 'or':
+      return c.any.every(ridOnly)
+    case 'and':
+      return c.all.every(ridOnly)
+    case 'not':
+      return ridOnly(c.inner)
+    case 'param':
+    case 'missing':
+      return onIndexRows(c)
+    default:
+      return true
+  }
 }

@@ -121,7 +121,7 @@ export function driverCandidates(criteria: Criterion[]): DriverCriterion[] {
 }
 
 type ChainCriterion = Extract<Criterion, { kind: 'chain' }>
-type HasCriterion = Extract<Criterion, { kind: 'has' }>
+export type HasCriterion = Extract<Criterion, { kind: 'has' }>
 export type DriverCriterion = ParamCriterion | ChainCriterion | HasCriterion
 
 /** The rids (`select rid ...`) of the resources of `type` a criterion that may drive matches. */
@@ -157,6 +157,41 @@ function hasTargets(sql: Sql, c: HasCriterion, targetType: Fragment, depth: numb
   return sql`select h.target_id from idx_reference h join resource ${src} on ${src}.rid = h.rid
     where h.code = ${c.refCode} and h.target_type = ${targetType} and ${src}.res_type = ${c.sourceType} and not ${src}.deleted
       and ${compileCriterion(sql, c.inner, { alias: `r${depth + 1}`, type: c.sourceType, depth: depth + 1 }, baseUrl)}`
+}
+
+/**
+ * A `_has` checked on the row at hand: its sources through the reference target key
+ * (idx_reference_target), each checked until one matches. Hashed instead (found once), a common inner
+ * criterion (`Encounter?_has:Observation:encounter:status=final`) read every final Observation and its
+ * reference, 900,000 buffers, before the first Encounter; here a page of Encounters reads theirs.
+ */
+function hasProbe(sql: Sql, c: HasCriterion, scope: Scope & { type: string }, baseUrl: string): Fragment {
+  const src = sql(`r${scope.depth + 1}`)
+  const inner = compileCriterion(sql, c.inner, { alias: `r${scope.depth + 1}`, type: c.sourceType, depth: scope.depth + 1, probes: true }, baseUrl)
+  return sql`exists (select 1 from idx_reference h join resource ${src} on ${src}.rid = h.rid
+    where h.target_id = ${sql(scope.alias)}.id and h.target_type = ${scope.type} and h.code = ${c.refCode} and h.res_type = ${c.sourceType}
+      and ${src}.res_type = ${c.sourceType} and not ${src}.deleted and ${inner} offset 0)`
+}
+
+/**
+ * The rids of a `_has`'s sources, read as a stream (no DISTINCT, no hash: a LIMIT stops it): the inner
+ * criterion's own index rows when it can drive, else the source type in rid order, each checked.
+ * bounded.ts counts them up to its budget to tell a few sources from many, then reads the targets of
+ * the few (hasSourceTargets).
+ */
+export function hasSources(sql: Sql, c: HasCriterion, baseUrl: string): Fragment {
+  const [driver] = driverCandidates([c.inner])
+  if (driver) return criterionRows(sql, driver, c.sourceType, baseUrl)
+  const check = compileCriterion(sql, c.inner, { alias: 'r1', type: c.sourceType, depth: 1, probes: true }, baseUrl)
+  return sql`select r1.rid from resource r1 where r1.res_type = ${c.sourceType} and not r1.deleted and ${check}`
+}
+
+/** The target ids (`target_id`, one per reference) of the sources `s` (rids), of a `_has` on `type`. */
+export function hasSourceTargets(sql: Sql, c: HasCriterion, type: string, sources: Fragment): Fragment {
+  return sql`select h.target_id from ${sources} cross join lateral (
+    select h.target_id from idx_reference h join resource r1 on r1.rid = h.rid
+    where h.rid = s.rid and h.res_type = ${c.sourceType} and h.code = ${c.refCode} and h.target_type = ${type}
+      and r1.res_type = ${c.sourceType} and not r1.deleted offset 0) h`
 }
 
 /**
@@ -205,6 +240,19 @@ function drive(
   return rest.length === 0 ? candidates : sql`${candidates} and ${compileCriteria(sql, rest, scope, baseUrl)}`
 }
 
+/**
+ * For a criterion answered as NOT EXISTS of index rows (`:missing=true`, a negating modifier such as
+ * token `:not`), those rows' rids (`select i.rid ...`): the resources it excludes. bounded.ts reads a
+ * sparse negation as the type's rids EXCEPT these (a hash or sort, never a loop over pairs).
+ */
+export function excludedRows(sql: Sql, c: Criterion, type: string, baseUrl: string): Fragment | undefined {
+  if (c.kind === 'missing' && c.missing && c.def.common !== 'column' && handlerFor(c.def.type))
+    return sql`select i.rid from ${sql(handlerFor(c.def.type)!.table)} i where i.res_type = ${type} and ${codeMatch(sql, c.def)}`
+  if (c.kind !== 'param' || c.modifier === undefined || c.def.common === 'column' || c.def.code === '_id' || c.def.code === '_lastUpdated') return undefined
+  const { table, match, negated } = paramRows(sql, c.def, c.modifier, c.values, { alias: 'r0', type, depth: 0 }, baseUrl)
+  return negated ? sql`select i.rid from ${sql(table)} i where i.res_type = ${type} and ${codeMatch(sql, c.def)} and (${match})` : undefined
+}
+
 // A positive criterion answered by the parameter's own index rows of the resource (only `rid` read from the row).
 function isRowCriterion(c: Criterion): boolean {
   if (c.kind !== 'param' || c.def.common === 'column' || c.def.code === '_id' || c.def.code === '_lastUpdated') return false
@@ -227,6 +275,7 @@ function compileCriterion(sql: Sql, c: Criterion, scope: Scope, baseUrl: string)
     case 'chain':
       return sql`exists (select 1 from idx_reference i where i.rid = ${r}.rid and i.code = ${c.def.code} and (${chainTargets(sql, c, scope, baseUrl)}) ${probe(sql, scope.probes)})`
     case 'has':
+      if (scope.probes && scope.type !== undefined) return hasProbe(sql, c, { ...scope, type: scope.type }, baseUrl)
       return once(
         sql,
         sql`${r}.id in (${hasTargets(sql, c, scope.type !== undefined ? sql`${scope.type}` : sql`${r}.res_type`, scope.depth, baseUrl)})`,

@@ -66,7 +66,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     keys.length === 0 && cursor
       ? (col: Fragment) => (cursor.dir === 'before' ? sql`${col} < ${cursor.rid}::bigint` : sql`${col} > ${cursor.rid}::bigint`)
       : undefined
-  const shape = scan || !canBound ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound)
+  const shape = scan || !canBound ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound, { asOf, firstPage: !cursor })
   const rows = shape
     ? await sql<any[]>`
     with ${shape.with}
@@ -74,7 +74,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
       sql,
       shape.branches.map(
         (b) => sql`(select ${r}.rid::text, ${r}.res_type, ${r}.id, ${r}.content ${keyCols}, ${r}.rid as rid_order
-          from ${b.from} where ${b.when} ${after} order by ${order} limit ${q.count + 1 + (q.offset ?? 0)})`,
+          from ${b.from} where ${b.when} ${after} order by ${b.order ? b.order(reverse) : order} limit ${q.count + 1 + (q.offset ?? 0)})`,
       ),
       sql` union all `,
     )}) page
@@ -144,6 +144,10 @@ function whereOf(sql: Sql, q: SearchQuery, baseUrl: string, probes = false): Fra
 }
 
 async function countOf(sql: Sql, where: Fragment, bounded?: BoundedPage): Promise<number> {
+  if (bounded?.count) {
+    const [row] = await sql<{ n: number }[]>`with ${bounded.with} select (${bounded.count()})::int as n`
+    return row.n
+  }
   if (bounded) {
     const counts = bounded.branches.map((b) => sql`(select count(*) from ${b.from} where ${b.when})`)
     const [row] = await sql<{ n: number }[]>`with ${bounded.with} select (${join(sql, counts, sql` + `)})::int as n`
