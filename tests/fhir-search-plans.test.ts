@@ -199,7 +199,7 @@ describe('shapes that blew up without statistics stay linear, with the same answ
 
   test('Observation?status=final&_sort=-_lastUpdated (a common value sorted: the update index read in order)', async () => {
     const rows = await s.sql<{ k: string }[]>`select 'Observation/' || id as k from resource
-      where res_type = 'Observation' and not deleted and content::jsonb->>'status' = 'final' order by last_updated desc, rid desc limit 20`
+      where res_type = 'Observation' and not deleted and content::jsonb->>'status' = 'final' order by last_updated desc, rid asc limit 20`
     const b = await getOk(s, '/Observation?status=final&_sort=-_lastUpdated&_count=20')
     expect((b.entry ?? []).map((e: any) => `Observation/${e.resource.id}`)).toEqual(rows.map((r) => r.k))
     expect(await planProblems('Observation?status=final&_sort=-_lastUpdated')).toEqual([])

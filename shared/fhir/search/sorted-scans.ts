@@ -39,7 +39,8 @@ export function sortedScans(sql: Sql, q: SearchQuery, row: string, ctx: SortedSc
     return [
       {
         extra: sql`${r}.last_updated <= ${ctx.asOf}::timestamptz`,
-        order: (reverse) => sql`${r}.last_updated ${dir(reverse)}, ${r}.rid ${dir(reverse)}`,
+        // the page's order: the key, then rid ascending (descending when read backwards)
+        order: (reverse) => sql`${r}.last_updated ${dir(reverse)}, ${r}.rid ${reverse ? sql`desc` : sql`asc`}`,
       },
       // the resources updated since: one range of (res_type, last_updated), each row then by rid
       {
