@@ -34,6 +34,7 @@ export const Env = Type.Object({
   PATIENT_API_RATE_WINDOW_MS: Type.Optional(Int),
   KEY_CACHE_MS: Type.Optional(Int),
   EMBEDDED_SHARED_BUFFERS: Type.Optional(Type.String({ pattern: '^[0-9]+(kB|MB|GB)$' })),
+  EMBEDDED_FSYNC: Type.Optional(Bool),
   QUEUE_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')])),
@@ -102,6 +103,8 @@ export interface Config {
   keyCacheMs: number
   /** PGlite's shared_buffers (embedded form only), e.g. 32MB: held in its WASM heap, which never shrinks. */
   embeddedSharedBuffers: string
+  /** The embedded database forces each commit to disk (db/embedded-fsync.ts): a power loss loses none. */
+  embeddedFsync: boolean
   queuePrefix: string
   logLevel: 'debug' | 'info' | 'warn' | 'error'
   /** AES-256-GCM key of every secret stored at rest (64 hex or 32 bytes base64). Required with
@@ -194,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     patientApiRateWindowMs: Math.max(1, Number(e.PATIENT_API_RATE_WINDOW_MS ?? 1000)),
     keyCacheMs: Number(e.KEY_CACHE_MS ?? 5_000),
     embeddedSharedBuffers: e.EMBEDDED_SHARED_BUFFERS ?? '32MB',
+    embeddedFsync: truthy(e.EMBEDDED_FSYNC, true),
     queuePrefix: e.QUEUE_PREFIX ?? 'fhir',
     logLevel: e.LOG_LEVEL ?? 'info',
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,

@@ -64,7 +64,7 @@ export async function openRuntime(config: Config, work: 'api' | 'jobs' = 'api'):
     })
   } else {
     try {
-      embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedSharedBuffers)
+      embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedSharedBuffers, config.embeddedFsync)
     } catch (err) {
       // A second process on the same folder stops here, before it opens PGlite or binds a port.
       if (!(err instanceof DataDirInUse)) throw err

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { claimDataDir, type DataDirClaim } from './data-dir-owner'
+import { DurableNodeFS, durableStartParams } from './embedded-fsync'
 
 export interface EmbeddedPostgres {
   url: string
@@ -13,7 +14,7 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>
 }
 
-export async function startEmbeddedPostgres(dataDir: string, sharedBuffers = '32MB'): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, sharedBuffers = '32MB', fsync = true): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true })
   const owner = claimDataDir(dataDir)
   const release = () => owner.release()
@@ -23,7 +24,10 @@ export async function startEmbeddedPostgres(dataDir: string, sharedBuffers = '32
   try {
     // shared_buffers lives in the WASM heap, which never shrinks: 32MB rather than PostgreSQL's 128MB took
     // 100 MB off the resident memory of the embedded start, reads no slower (BENCHMARKS.md, memory).
-    db = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
+    // fsync: commits forced to disk (embedded-fsync.ts); off, PGlite as published (a power loss may lose the last ones).
+    const params = fsync ? durableStartParams(PGlite.defaultStartParams) : [...PGlite.defaultStartParams]
+    const startParams = [...params, '-c', `shared_buffers=${sharedBuffers}`]
+    db = fsync ? await PGlite.create({ fs: new DurableNodeFS(dataDir), startParams }) : await PGlite.create(dataDir, { startParams })
     server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 })
     await server.start()
   } catch (err) {
