@@ -12,7 +12,7 @@ let server: Embedded
 
 beforeAll(async () => {
   server = await startEmbedded(procs, dir.dataDir)
-}, 120_000)
+}, 180_000)
 
 afterAll(async () => {
   for (const p of procs) await stop(p, 'SIGKILL')

@@ -14,7 +14,7 @@ let owner: Embedded
 
 beforeAll(async () => {
   owner = await startEmbedded(procs, dir.dataDir)
-}, 60_000)
+}, 180_000)
 
 afterAll(async () => {
   for (const p of procs) await stop(p, 'SIGKILL')
@@ -88,5 +88,5 @@ describe('one owner per embedded data directory', () => {
     expect(JSON.parse(readFileSync(lockFileOf(dir.dataDir), 'utf8')).pid).toBe(owner.proc.pid)
     expect(await stop(owner)).toBe(0)
     expect(existsSync(lockFileOf(dir.dataDir))).toBe(false)
-  }, 60_000)
+  }, 120_000)
 })

@@ -27,7 +27,7 @@ export interface Embedded extends Proc {
 }
 
 /** Spawns bin/start.ts and waits for its first answer (throws with its output if it exits first). */
-export async function startEmbedded(procs: Proc[], dataDir: string, port = freePort(), ms = 90_000): Promise<Embedded> {
+export async function startEmbedded(procs: Proc[], dataDir: string, port = freePort(), ms = 150_000): Promise<Embedded> {
   const p = spawnLogged(procs, ROOT, `embedded:${port}`, ['bun', 'run', 'bin/start.ts'], embeddedEnv(dataDir, { PORT: String(port) }))
   const base = `http://127.0.0.1:${port}`
   for (const until = Date.now() + ms; Date.now() < until; await Bun.sleep(25)) {
