@@ -29,7 +29,14 @@ async function exportOnce(base: string, query = ''): Promise<{ manifest: any; st
 
 prepareFhirDefinitions()
 const queuePrefix = `bench_bulk_export_${Date.now().toString(36)}`
-const first = await startBenchServer(18092, { QUEUE_PREFIX: queuePrefix })
+// Free ports (other benchmarks on the machine take fixed ones).
+const freePort = (): number => {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port as number
+  probe.stop(true)
+  return port
+}
+const first = await startBenchServer(freePort(), { QUEUE_PREFIX: queuePrefix })
 const servers = [first]
 const sql = createSql(first.databaseUrl, { max: 4 })
 try {
@@ -41,7 +48,7 @@ try {
       // A second API node on the same database (kept when it stops), its files in a folder, as its worker's.
       process.env.BENCH_DB = new URL(first.databaseUrl).pathname.slice(1)
       process.env.BULK_STORAGE_DIR = dir
-      server = await startBenchServer(18093, { QUEUE_PREFIX: `${queuePrefix}_dir` })
+      server = await startBenchServer(freePort(), { QUEUE_PREFIX: `${queuePrefix}_dir` })
       servers.unshift(server)
       delete process.env.BENCH_DB
     }

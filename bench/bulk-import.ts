@@ -32,7 +32,11 @@ const originUrl = `http://127.0.0.1:${origin.port}`
 const queuePrefix = `bench_bulk_import_${Date.now().toString(36)}`
 process.env.BULK_IMPORT_ORIGINS = originUrl // for the API node and the worker
 process.env.OUTBOUND_ALLOW = '127.0.0.1' // the outbound client reaches the loopback origin
-const server = await startBenchServer(18091, { QUEUE_PREFIX: queuePrefix })
+// A free port (other benchmarks on the machine take fixed ones: bench/search.ts 18091 too).
+const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+const port = probe.port
+probe.stop(true)
+const server = await startBenchServer(port, { QUEUE_PREFIX: queuePrefix })
 const worker = await startBenchWorker(server, queuePrefix)
 writeFileSync(join(dir, 'warm-up.txt'), `${JSON.stringify({ resourceType: 'Basic', id: 'bench-warm-up', code: { text: 'warm-up' } })}\n`)
 

@@ -55,7 +55,8 @@ export async function startBenchServer(port = 18080, env: Record<string, string>
     stderr: 'inherit',
   })
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 600; i++) {
+    // Up to a minute: a fresh database's migrations took 15 s on the loaded machine.
     try {
       if ((await fetch(`${base}/healthz`)).ok) break
     } catch {}
