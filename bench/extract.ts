@@ -2,7 +2,7 @@
 // as a write computes them, repeated; prints µs per resource, overall and for the commonest types.
 // Usage: bun run bench/extract.ts [rounds]
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
-import { extractRows } from '../shared/fhir/search/index-store'
+import { extractRows } from '../shared/fhir/search/index/index-store'
 import { syntheaResources } from './synthea'
 
 const rounds = Number(process.argv[2] ?? 8)

@@ -12,7 +12,7 @@ import { readImportLine, writeImportBatch } from '../shared/bulk/import-batch'
 import { loadConfig } from '../shared/config'
 import { createSql, ensureDatabase, type Sql } from '../shared/db/client'
 import { migrate } from '../shared/db/migrate'
-import { INDEX_TABLES } from '../shared/fhir/search/index-store'
+import { INDEX_TABLES } from '../shared/fhir/search/index/index-store'
 import { createRepo } from '../shared/fhir/store'
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

@@ -5,12 +5,12 @@
 // every resource of the type, so each conditional create of a batch load took longer than the last.
 // Without statistics too (autovacuum may be off; a load outruns it): the planner guessed two
 // Organizations, read them all in rid order and joined the identifier rows; the match is now read from
-// its criterion's index rows whatever the planner knows (search/bounded.ts drivenFrom).
+// its criterion's index rows whatever the planner knows (search/query/bounded.ts drivenFrom).
 // pg_stat_xact_user_tables counts the rows the backend read from `resource` (not yet reported).
 import { describe, expect, test } from 'bun:test'
 import { createSql } from '../shared/db/client'
 import type { FhirContext } from '../shared/fhir/request'
-import { assertMatchesOwnUrl, resolveConditional } from '../shared/fhir/search/conditional'
+import { assertMatchesOwnUrl, resolveConditional } from '../shared/fhir/search/query/conditional'
 import { createRepo } from '../shared/fhir/store'
 import { organization, post, SYS, transaction, unique } from './bundle-http'
 import { readJson, useTestServer } from './harness'

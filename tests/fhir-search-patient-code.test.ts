@@ -4,8 +4,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { useTestServer } from './harness'
 import { getOk, keys } from './search-expect'
-import { parseSearch } from '../shared/fhir/search/parse'
-import { searchWhere } from '../shared/fhir/search/execute'
+import { parseSearch } from '../shared/fhir/search/query/parse'
+import { searchWhere } from '../shared/fhir/search/query/execute'
 
 const s = useTestServer()
 const LOINC = 'http://loinc.org'

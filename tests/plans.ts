@@ -2,9 +2,9 @@
 // (generic plans on the pool's prepared statements; custom ones where search asks for them). Used by
 // the plan tests (fhir-search-plans.test.ts) and by bench/search-mix.ts to print the slowest shapes.
 import postgres from 'postgres'
-import { needsCustomPlan } from '../shared/fhir/search/compile'
-import { parseSearch } from '../shared/fhir/search/parse'
-import { SearchQueries } from '../shared/fhir/search/queries'
+import { needsCustomPlan } from '../shared/fhir/search/query/compile'
+import { parseSearch } from '../shared/fhir/search/query/parse'
+import { SearchQueries } from '../shared/fhir/search/query/queries'
 
 export interface Statement {
   query: string

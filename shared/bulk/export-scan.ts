@@ -9,10 +9,10 @@
 // resources modified up to and including this instant")
 import type { Sql } from '../db/client'
 import { type Fragment, join } from '../db/fragments'
-import { patientCompartmentLinks } from '../fhir/search/compartment'
-import { parseSearch } from '../fhir/search/parse'
-import { searchWhere } from '../fhir/search/execute'
-import { prepareTerminologyCriteria } from '../fhir/search/terminology-criteria'
+import { patientCompartmentLinks } from '../fhir/search/query/compartment'
+import { parseSearch } from '../fhir/search/query/parse'
+import { searchWhere } from '../fhir/search/query/execute'
+import { prepareTerminologyCriteria } from '../fhir/search/query/terminology-criteria'
 import type { ExportParams } from './export-request'
 
 export interface ScanRow {

@@ -6,7 +6,7 @@
 // `maxPages` requests and `maxResources` resources (CONNECT_SYNC_MAX_PAGES, _RESOURCES), and a `next`
 // link already requested (a loop) ends it with an error.
 import { findReferences, localTarget } from '../fhir/references'
-import { patientCompartmentTypes } from '../fhir/search/compartment'
+import { patientCompartmentTypes } from '../fhir/search/query/compartment'
 import { type SourceSession, sourceError } from './source-session'
 
 export interface PulledRecords {

@@ -4,7 +4,7 @@
 // import, the reindexing pass) calls this when it ends: each table that grew by more than half since
 // its statistics were taken (pages now against pg_class.relpages, which ANALYZE and VACUUM set; the
 // cumulative counters would lag: a backend reports its writes up to seconds later) is analysed. Search
-// does not depend on it to stay fast (shared/fhir/search/bounded.ts); other plans do better with it.
+// does not depend on it to stay fast (shared/fhir/search/query/bounded.ts); other plans do better with it.
 import type { Sql } from './client'
 import { log } from '../log'
 

@@ -8,7 +8,7 @@
 import { type Sql, withCustomPlans } from '../db/client'
 import type { Fragment } from '../db/fragments'
 import { datePredicate } from '../fhir/search/types/date'
-import { patientCompartmentLinks } from '../fhir/search/compartment'
+import { patientCompartmentLinks } from '../fhir/search/query/compartment'
 
 /** Which FHIR Patients: by id, by an identifier (the patient API's link), or all of them. */
 export type PatientSelector = { kind: 'ids'; ids: string[] } | { kind: 'identifier'; system: string; value: string } | { kind: 'all' }

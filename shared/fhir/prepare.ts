@@ -4,8 +4,8 @@
 import { releaseDefinitionBundles } from './definitions/load'
 import { resourceTypes } from './definitions/resource-types'
 import { releaseValueSetSources } from './definitions/value-set-codes'
-import { prepareCodeSystems } from './search/code-systems'
-import { prepareCompartments } from './search/compartment'
+import { prepareCodeSystems } from './search/types/code-systems'
+import { prepareCompartments } from './search/query/compartment'
 import { searchableTypes } from './search/registry'
 import { prepareValidation } from './validate/validate'
 

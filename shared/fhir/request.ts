@@ -5,7 +5,7 @@ import type { Client } from '../db/cancellable'
 import type { Jobs } from '../jobs/queues'
 import type { Redis } from '../redis'
 import type { Repo } from './repo/repo'
-import type { SearchQueries } from './search/queries'
+import type { SearchQueries } from './search/query/queries'
 
 export type FhirMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD'
 

@@ -16,7 +16,7 @@ import { OperationInput } from './operations/params'
 import type { OperationDef, OperationTarget } from './operations/types'
 import { decodePageToken, unknownSearchId } from './paging'
 import type { FhirContext, FhirRequest, FhirResponse, FhirServices } from './request'
-import { SearchQueries } from './search/queries'
+import { SearchQueries } from './search/query/queries'
 import { cancelledOnAbort } from '../db/cancellable'
 
 export type { Scope } from '../auth/api-keys'

@@ -5,8 +5,8 @@ import type { Sql } from '../db/client'
 import type { Redis } from '../redis'
 import { referentialIntegrity } from './repo/referential-integrity'
 import { Repo } from './repo/repo'
-import { SearchParamSync } from './search/custom-params'
-import { copyingIndexWriter } from './search/index-copy'
+import { SearchParamSync } from './search/index/custom-params'
+import { copyingIndexWriter } from './search/index/index-copy'
 import { terminologyMaintenance } from './terminology/maintenance'
 
 export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis; sub: Redis }): Promise<Repo> {

@@ -5,7 +5,7 @@
 import type { Sql, TxSql } from '../db/client'
 import type { WriteTx } from '../fhir/repo/repo'
 import type { NewVersion, ResourceRow } from '../fhir/repo/types'
-import { patientCompartmentLinks } from '../fhir/search/compartment'
+import { patientCompartmentLinks } from '../fhir/search/query/compartment'
 import { patientIdSystem } from './identifier'
 
 /** Ids of the live FHIR Patients linked to (organization, patient_id). */

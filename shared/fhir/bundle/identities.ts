@@ -8,7 +8,7 @@ import type { StoredVersion } from '../repo/types'
 import type { FoundReference } from '../references'
 import { conditionalUpdateId } from '../interactions/update'
 import { bodyIdMismatch } from '../resource-errors'
-import { type ConditionalMatch, type MatchBase, noMatch, parseMatchUrl, resolveConditional, singleMatch } from '../search/conditional'
+import { type ConditionalMatch, type MatchBase, noMatch, parseMatchUrl, resolveConditional, singleMatch } from '../search/query/conditional'
 import type { BundleEntry } from './entries'
 import { inEntry } from './results'
 

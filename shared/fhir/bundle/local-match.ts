@@ -2,11 +2,11 @@
 // the match URL is evaluated in memory against their index rows. Criteria this cannot evaluate exactly
 // (anything but token, string, uri, reference and _id values without modifiers) match nothing here and
 // are left to the database search.
-import { extractIndexes } from '../search/extract'
+import { extractIndexes } from '../search/index/extract'
 import { storedCodes } from '../search/registry'
 import { unescape, splitEscaped } from '../search/escape'
-import { parseSearch } from '../search/parse'
-import type { Criterion } from '../search/query'
+import { parseSearch } from '../search/query/parse'
+import type { Criterion } from '../search/query/query'
 import { normalizeString } from '../search/types/string'
 
 /** A resource the match URL is tried on; its index rows are extracted once, however many URLs are tried. */

@@ -3,7 +3,7 @@
 import { AppError } from '../../errors'
 import type { NewVersion } from '../repo/types'
 import type { FhirContext, FhirRequest, FhirResponse } from '../request'
-import { assertMatchesOwnUrl, resolveConditional, singleMatch } from '../search/conditional'
+import { assertMatchesOwnUrl, resolveConditional, singleMatch } from '../search/query/conditional'
 import { assertValid } from '../validate/validate'
 import { hasMatchReferences, resolveMatchReferences } from './match-references'
 import { applyPlan, newVersion, type VersionPlan } from './store-version'

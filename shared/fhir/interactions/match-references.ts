@@ -7,7 +7,7 @@
 import { AppError } from '../../errors'
 import { findReferences, isConditionalReference, rewriteReferences } from '../references'
 import type { WriteTx } from '../repo/repo'
-import { type MatchBase, resolveConditional } from '../search/conditional'
+import { type MatchBase, resolveConditional } from '../search/query/conditional'
 
 /** Whether `resource` holds a conditional reference (the write then resolves them in its transaction). */
 export function hasMatchReferences(resource: any): boolean {

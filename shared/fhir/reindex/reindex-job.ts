@@ -5,8 +5,8 @@ import type { Fragment } from '../../db/fragments'
 import { AppError } from '../../errors'
 import type { AdminJobKind } from '../../jobs/admin-job'
 import { isResourceType } from '../definitions/resource-types'
-import { parseSearch } from '../search/parse'
-import { SearchQueries } from '../search/queries'
+import { parseSearch } from '../search/query/parse'
+import { SearchQueries } from '../search/query/queries'
 import type { CurrentRow } from '../repo/current-pages'
 
 export interface ReindexParams {

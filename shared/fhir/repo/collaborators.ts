@@ -18,7 +18,7 @@ export interface Indexable {
 /** The index rows of some resources, as an IndexWriter extracted them (opaque to the repository). */
 export type IndexRowSet = { readonly extractedBy: 'IndexWriter' }
 
-/** Keeps the search index tables in step with the current versions (search/index-store.ts). */
+/** Keeps the search index tables in step with the current versions (search/index/index-store.ts). */
 export interface IndexWriter {
   /** The index rows of `resources` under the current search parameters: CPU only, so that a reindex
    *  extracts the next batch while the database writes this one. `fulltext: false` leaves out the

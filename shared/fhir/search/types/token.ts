@@ -1,7 +1,7 @@
 // Token parameters, write side: a row per system|code pair of a code, Coding, CodeableConcept,
 // Identifier, ContactPoint or boolean, with the display text :text searches (normalised as strings are).
 // https://hl7.org/fhir/R4/search.html#token
-import { systemForCode } from '../code-systems'
+import { systemForCode } from './code-systems'
 import type { ExtractContext, TypedValue } from './typed-value'
 import { invalid } from '../../../errors'
 import { splitEscaped, unescape } from '../escape'

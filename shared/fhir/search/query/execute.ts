@@ -1,12 +1,12 @@
 // Runs a SearchQuery: one page of matches in keyset order (a cursor names the row a page starts
 // after or ends before, so any node can serve any page and pages neither repeat nor skip while writes
 // arrive), the total when asked or known, and the page's _include/_revinclude resources.
-import type { Sql } from '../../db/client'
-import { type StoredVersion, storedFromRow } from '../repo/types'
-import { join } from '../../db/fragments'
+import type { Sql } from '../../../db/client'
+import { type StoredVersion, storedFromRow } from '../../repo/types'
+import { join } from '../../../db/fragments'
 import { codeMatch, compileMatch } from './compile'
-import { handlerFor } from './types'
-import type { Fragment } from './types/param-type'
+import { handlerFor } from '../types'
+import type { Fragment } from '../types'
 import type { SearchQuery, SortSpec } from './query'
 import { loadIncludes } from './include'
 import { type SearchMatch, toMatch } from './match'

@@ -3,11 +3,11 @@
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { dataPath } from '../../../tests/data'
+import { dataPath } from '../../../../tests/data'
 import { compileExpression, isFastPath } from './evaluate'
-import { splitUnion } from './expression'
+import { splitUnion } from '../expression'
 import { extractIndexes } from './extract'
-import { searchParamsFor, searchableTypes } from './registry'
+import { searchParamsFor, searchableTypes } from '../registry'
 
 function jsonFiles(dir: string): any[] {
   return readdirSync(dir)

@@ -1,13 +1,13 @@
 // The search index rows of new versions, as CTEs of the write's single statement: rows of superseded
 // versions are deleted and the new rows inserted (deleted resources get none).
-import type { Sql, TxSql } from '../../db/client'
-import { type Fragment, join } from '../../db/fragments'
-import { textColumns } from '../../db/text-columns'
-import type { Indexable, IndexRowSet, IndexWriter } from '../repo/collaborators'
+import type { Sql, TxSql } from '../../../db/client'
+import { type Fragment, join } from '../../../db/fragments'
+import { textColumns } from '../../../db/text-columns'
+import type { Indexable, IndexRowSet, IndexWriter } from '../../repo/collaborators'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
-import { type Keyed, paramType, paramTypes } from './types'
-import { referencedPatient } from './types/reference'
+import { type Keyed, paramType, paramTypes } from '../types'
+import { referencedPatient } from '../types/reference'
 
 /**
  * The repository's index writer: keeps every index table in step with the current versions, for writes,

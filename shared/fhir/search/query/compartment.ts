@@ -1,10 +1,10 @@
 // Compartment search, GET /Patient/{id}/{type}: resources of `type` that reference the patient through
 // one of the parameters the Patient CompartmentDefinition names for that type.
 // https://hl7.org/fhir/R4/compartmentdefinition-patient.html
-import { AppError } from '../../errors'
-import { loadDefinitionBundle } from '../definitions/load'
+import { AppError } from '../../../errors'
+import { loadDefinitionBundle } from '../../definitions/load'
 import type { Criterion } from './query'
-import { searchParamFor } from './registry'
+import { searchParamFor } from '../registry'
 
 let patientParams: Map<string, string[]> | undefined
 

@@ -3,8 +3,8 @@
 // rows) and pays for its larger statement (Patient?name=<family> at 2,900 against 1,900 req/s on
 // Synthea x10). From the exact per-type counts of $get-resource-counts (resource_count, migration
 // 0011), read at most every few seconds per connection pool.
-import type { Sql } from '../../db/client'
-import { resourceCounts } from '../repo/resource-counts'
+import type { Sql } from '../../../db/client'
+import { resourceCounts } from '../../repo/resource-counts'
 
 const FRESH_MS = 5000
 

@@ -9,10 +9,10 @@
 //     page is full (with the keyset order by rid; another sort reads them all, once each).
 // The unused branches are cut by one-time filters and never run. Every criterion is a probe of one
 // row (compile.ts, Scope.probes), so no join can be turned into a nested loop over two whole sets.
-import type { Sql } from '../../db/client'
-import { join } from '../../db/fragments'
+import type { Sql } from '../../../db/client'
+import { join } from '../../../db/fragments'
 import { compileCriteria, criterionRows, type DriverCriterion, driverCandidates, excludedRows, hasSources, hasSourceTargets, referenceDriver } from './compile'
-import type { Fragment } from './types/param-type'
+import type { Fragment } from '../types'
 import type { Criterion, SearchQuery } from './query'
 import { sortedScans } from './sorted-scans'
 

@@ -3,7 +3,7 @@
 // on what was added until nothing new comes (HAPI's order: revincludes, then includes), capped per page
 // (MAX_INCLUDED_RESOURCES; HAPI caps silently, here the cut is reported for the Bundle to say so).
 // https://hl7.org/fhir/R4/search.html#include
-import type { Sql } from '../../db/client'
+import type { Sql } from '../../../db/client'
 import { type SearchMatch, toMatch } from './match'
 import type { IncludeSpec, SearchQuery } from './query'
 

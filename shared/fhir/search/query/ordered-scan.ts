@@ -2,10 +2,10 @@
 // (idx_date_sort, migration 0012) and stops at the page's end, instead of finding every match and
 // sorting them all. Only when a criterion on the same parameter guarantees each match has a date
 // row: resources without one sort last, and this order never reaches them.
-import type { Sql } from '../../db/client'
-import type { Fragment } from './types/param-type'
+import type { Sql } from '../../../db/client'
+import type { Fragment } from '../types'
 import type { SearchQuery } from './query'
-import { unionMembers } from './registry'
+import { unionMembers } from '../registry'
 
 /** The date rows driving the scan are aliased `d0`; the resource row keeps its usual alias. */
 const DRIVER = 'd0'

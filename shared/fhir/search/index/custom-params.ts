@@ -2,14 +2,14 @@
 // types. Every node loads them at start and reloads them when one is written here or, through Redis,
 // on another node. Resources written before a parameter existed need $reindex to be found by it.
 // https://hl7.org/fhir/R4/searchparameter.html
-import type { Sql } from '../../db/client'
-import { AppError } from '../../errors'
-import { log } from '../../log'
-import type { Redis } from '../../redis'
-import type { SearchParamRegistry } from '../repo/collaborators'
-import type { NewVersion } from '../repo/types'
+import type { Sql } from '../../../db/client'
+import { AppError } from '../../../errors'
+import { log } from '../../../log'
+import type { Redis } from '../../../redis'
+import type { SearchParamRegistry } from '../../repo/collaborators'
+import type { NewVersion } from '../../repo/types'
 import { compileExpression } from './evaluate'
-import { isStandardSearchParam, searchParamDefsOf, setCustomSearchParams, type SearchParamDef } from './registry'
+import { isStandardSearchParam, searchParamDefsOf, setCustomSearchParams, type SearchParamDef } from '../registry'
 
 const TYPES = new Set(['number', 'date', 'string', 'token', 'reference', 'composite', 'quantity', 'uri', 'special'])
 

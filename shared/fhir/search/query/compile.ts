@@ -3,17 +3,17 @@
 // chains and _has become subqueries over the target or source resources.
 // https://hl7.org/fhir/R4/search.html
 import type postgres from 'postgres'
-import { AppError, invalid } from '../../errors'
-import type { Sql } from '../../db/client'
-import { join } from '../../db/fragments'
+import { AppError, invalid } from '../../../errors'
+import type { Sql } from '../../../db/client'
+import { join } from '../../../db/fragments'
 import { comparisonPredicate } from './filter'
-import { handlerFor } from './types'
-import type { Fragment, PredicateContext } from './types/param-type'
+import { handlerFor } from '../types'
+import type { Fragment, PredicateContext } from '../types'
 import type { Criterion } from './query'
-import { unescape } from './escape'
-import { datePredicate } from './types/date'
-import { patientTargetOf } from './types/reference'
-import { type SearchParamDef, storedCodes } from './registry'
+import { unescape } from '../escape'
+import { datePredicate } from '../types/date'
+import { patientTargetOf } from '../types/reference'
+import { type SearchParamDef, storedCodes } from '../registry'
 
 export interface Scope {
   /** SQL alias of the resource row the predicate is about (r0, r1...). */

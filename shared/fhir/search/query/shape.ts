@@ -2,8 +2,8 @@
 // parameter hundreds of times, or sorts on thirty keys, costs the database tens of seconds. Each bound
 // is a setting (shared/limits.ts) and a refusal names it. Chains are bounded where they are parsed
 // (HAPI-2007, three links, as HAPI).
-import { AppError } from '../../errors'
-import type { Limits } from '../../limits'
+import { AppError } from '../../../errors'
+import type { Limits } from '../../../limits'
 
 /** Parameters that shape the answer, not the query: not counted. */
 const PRESENTATION = new Set(['_format', '_pretty', '_count', '_offset', '_summary', '_elements', '_total', '_getpages', '_getpagesoffset', '_bundletype'])

@@ -5,9 +5,9 @@
 // ways. A type not listed here (composite, whose rows are reshaped first, or a new one) keeps its CTE, as
 // do the full-text rows (to_tsvector, which COPY cannot call): those CTEs are returned for the caller's
 // statement.
-import type { TxSql } from '../../db/client'
-import { copyRows } from '../../db/copy-rows'
-import type { IndexRowSet, IndexWriter, PendingCtes } from '../repo/collaborators'
+import type { TxSql } from '../../../db/client'
+import { copyRows } from '../../../db/copy-rows'
+import type { IndexRowSet, IndexWriter, PendingCtes } from '../../repo/collaborators'
 import { type ExtractedRows, extractedCtes, indexWriter } from './index-store'
 
 /** The repository's index writer (index-store.ts) that can also COPY the rows of new resources. */

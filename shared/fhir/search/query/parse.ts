@@ -2,13 +2,13 @@
 // parameters, validated as HAPI does (unknown parameter: 400, listing the valid ones: HAPI-0524 on the
 // REST search path, BaseStorageDao.translateRawParameters; HAPI-1223 elsewhere, as HAPI's DAO).
 // Values are checked when compiled, by their type's handler. https://hl7.org/fhir/R4/search.html
-import { AppError, invalid } from '../../errors'
-import { isResourceType } from '../definitions/resource-types'
-import { parseCount } from '../paging'
-import { parseSubset } from '../subset'
+import { AppError, invalid } from '../../../errors'
+import { isResourceType } from '../../definitions/resource-types'
+import { parseCount } from '../../paging'
+import { parseSubset } from '../../subset'
 import type { Criterion, IncludeSpec, SearchQuery, SortSpec } from './query'
-import { type SearchParamDef, searchParamFor, searchParamsFor } from './registry'
-import { splitEscaped } from './escape'
+import { type SearchParamDef, searchParamFor, searchParamsFor } from '../registry'
+import { splitEscaped } from '../escape'
 import { filterCriterion } from './filter'
 
 /** Result and control parameters: not criteria. */

@@ -8,8 +8,8 @@ import { AppError } from '../../../errors'
 import { storeVersion } from '../../interactions/store-version'
 import type { Repo } from '../../repo/repo'
 import { createRepo } from '../../store'
-import { runSearch } from '../execute'
-import { parseSearch } from '../parse'
+import { runSearch } from './execute'
+import { parseSearch } from './parse'
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const dbName = `test_ordered_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`

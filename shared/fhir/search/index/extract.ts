@@ -3,17 +3,17 @@
 // and `_text`/`_content` from full-text columns, so they give no rows here; `_tag`, `_security`,
 // `_profile` and `_source` do (from meta). https://hl7.org/fhir/R4/search.html
 import { compileExpression } from './evaluate'
-import { registryGeneration, type SearchParamDef, searchParamsFor, unionMembers } from './registry'
-import { type Evaluator, type ExtractState, type Extractor, paramType, paramTypes } from './types'
-import type { CompositeRow } from './types/composite'
-import type { DateRow } from './types/date'
-import type { NumberRow } from './types/number'
-import type { QuantityRow } from './types/quantity'
-import type { ReferenceRow } from './types/reference'
-import type { StringRow } from './types/string'
-import type { TokenRow } from './types/token'
-import type { ExtractContext } from './types/typed-value'
-import type { UriRow } from './types/uri'
+import { registryGeneration, type SearchParamDef, searchParamsFor, unionMembers } from '../registry'
+import { type Evaluator, type ExtractState, type Extractor, paramType, paramTypes } from '../types'
+import type { CompositeRow } from '../types/composite'
+import type { DateRow } from '../types/date'
+import type { NumberRow } from '../types/number'
+import type { QuantityRow } from '../types/quantity'
+import type { ReferenceRow } from '../types/reference'
+import type { StringRow } from '../types/string'
+import type { TokenRow } from '../types/token'
+import type { ExtractContext } from '../types/typed-value'
+import type { UriRow } from '../types/uri'
 
 /** The rows of each registered type (types/index.ts); typed here for the readers of known types. */
 export interface IndexRows {

@@ -1,7 +1,7 @@
 // The parsed form of a search: what parse.ts produces from the query string and compile.ts turns into
 // SQL. No SQL and no HTTP here. https://hl7.org/fhir/R4/search.html
-import type { Subset } from '../subset'
-import type { SearchParamDef } from './registry'
+import type { Subset } from '../../subset'
+import type { SearchParamDef } from '../registry'
 
 /** One search parameter occurrence: its values are ORed; the criteria of a query are ANDed. */
 export type Criterion =
@@ -25,7 +25,7 @@ export type Criterion =
   | { kind: 'compare'; def: SearchParamDef; op: FilterOp; value: string }
 
 /** The comparison operators of `_filter` this server supports. https://hl7.org/fhir/R4/search_filter.html#ops */
-import type { FilterOp } from './types'
+import type { FilterOp } from '../types'
 export type { FilterOp }
 
 export interface IncludeSpec {

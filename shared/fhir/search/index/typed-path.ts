@@ -4,10 +4,10 @@
 // tables, and walked over the JSON directly. Anything else returns undefined and goes to fhirpath.js.
 // https://hl7.org/fhir/R4/fhirpath.html (the subset), https://hl7.org/fhir/R4/json.html#choice (value[x])
 import r4 from 'fhirpath/fhir-context/r4'
-import { capitalize, type ElementDef, getTypeDef } from '../definitions/elements'
-import { referenceTargetType } from './types/reference'
-import type { TypedValue } from './types/typed-value'
-import { splitUnion } from './expression'
+import { capitalize, type ElementDef, getTypeDef } from '../../definitions/elements'
+import { referenceTargetType } from '../types/reference'
+import type { TypedValue } from '../types/typed-value'
+import { splitUnion } from '../expression'
 
 type Step =
   | { kind: 'child'; name: string }

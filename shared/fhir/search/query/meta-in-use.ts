@@ -1,7 +1,7 @@
 // The tags, security labels and profiles in use by current resources (system- and type-level $meta),
 // read from the `_tag`, `_security` (idx_token) and `_profile` (idx_uri) index rows; a label's display
 // is taken from one resource that carries it. https://hl7.org/fhir/R4/resource-operation-meta.html
-import type { Sql } from '../../db/client'
+import type { Sql } from '../../../db/client'
 
 type Coding = { system?: string; code?: string; display?: string }
 

@@ -3,12 +3,12 @@
 // system|code that must be in the concept store (400 otherwise, as HAPI). The predicates themselves
 // (types/token.ts) then read the store in SQL. The search side's use of terminology: terminology/
 // itself knows nothing of search.
-import type { Sql } from '../../db/client'
-import { invalid } from '../../errors'
-import { ensureBuiltinTerminology } from '../terminology/builtin'
-import { ensureExpansion } from '../terminology/expansion'
-import { findCodeSystem, findValueSet, splitCanonical } from '../terminology/resolve'
-import { splitEscaped, unescape } from './escape'
+import type { Sql } from '../../../db/client'
+import { invalid } from '../../../errors'
+import { ensureBuiltinTerminology } from '../../terminology/builtin'
+import { ensureExpansion } from '../../terminology/expansion'
+import { findCodeSystem, findValueSet, splitCanonical } from '../../terminology/resolve'
+import { splitEscaped, unescape } from '../escape'
 import type { Criterion } from './query'
 
 const MODIFIERS = new Set(['in', 'not-in', 'above', 'below'])

@@ -4,10 +4,10 @@
 // https://hl7.org/fhir/R4/searchparameter-definitions.html#SearchParameter.expression
 import fhirpath from 'fhirpath'
 import r4 from 'fhirpath/fhir-context/r4'
-import { referenceTargetType } from './types/reference'
+import { referenceTargetType } from '../types/reference'
 import { compileTypedPath } from './typed-path'
-import type { Evaluator } from './types'
-import type { TypedValue } from './types/typed-value'
+import type { Evaluator } from '../types'
+import type { TypedValue } from '../types/typed-value'
 
 /** Values of the expression for `focus` (of FHIR type `focusType`) inside `resource`. */
 export type { Evaluator }

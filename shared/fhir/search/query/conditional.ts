@@ -3,16 +3,16 @@
 // Concurrent identical conditional writes are serialised by a transaction-scoped advisory lock on the
 // normalised URL, so two identical conditional creates yield one resource (HAPI needs the unique table
 // HFJ_RES_SEARCH_URL for this, PR #4609).
-import { AppError, invalid } from '../../errors'
-import type { Sql } from '../../db/client'
-import type { WriteTx } from '../repo/repo'
-import type { StoredVersion } from '../repo/types'
+import { AppError, invalid } from '../../../errors'
+import type { Sql } from '../../../db/client'
+import type { WriteTx } from '../../repo/repo'
+import type { StoredVersion } from '../../repo/types'
 import { matchIds } from './execute'
 import { parseSearch } from './parse'
 import { assertSearchShape } from './shape'
-import type { Limits } from '../../limits'
+import type { Limits } from '../../../limits'
 import type { SearchQuery } from './query'
-import { type SearchParamDef, searchParamFor } from './registry'
+import { type SearchParamDef, searchParamFor } from '../registry'
 
 /** Parameters that shape a response, never a match. */
 const NOT_CRITERIA = new Set(['_format', '_pretty'])

@@ -2,8 +2,8 @@
 // the system of their enumeration (Patient.gender -> http://hl7.org/fhir/administrative-gender|male), so
 // `gender=http://hl7.org/fhir/administrative-gender|male` matches as well as `gender=male`.
 // https://hl7.org/fhir/R4/search.html#token
-import { typeDefinitions } from '../definitions/elements'
-import { loadDefinitionBundle } from '../definitions/load'
+import { typeDefinitions } from '../../definitions/elements'
+import { loadDefinitionBundle } from '../../definitions/load'
 
 interface Systems {
   /** The one system every code comes from, when the value set draws on a single system. */

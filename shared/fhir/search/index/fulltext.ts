@@ -1,6 +1,6 @@
 // Text for _text (the narrative) and _content (the resource's `string` values), indexed with
 // PostgreSQL's full-text search. https://hl7.org/fhir/R4/search.html#text
-import { getTypeDef, type TypeDef } from '../definitions/elements'
+import { getTypeDef, type TypeDef } from '../../definitions/elements'
 
 const TAG = /<[^>]*>/g
 const ENTITY = /&(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);/g

@@ -2,11 +2,11 @@
 // the SQL of one comparison. As HAPI: comparisons on the searched type's own parameters, `and`, `or`,
 // parentheses, no parameter paths (`a.b`, `a[...]`). Beyond HAPI: `not(...)`, and `and` binds tighter
 // than `or` (HAPI reads `a and b or c` as `a and (b or c)`). https://hl7.org/fhir/R4/search_filter.html
-import type { Sql } from '../../db/client'
-import { type AppError, invalid } from '../../errors'
+import type { Sql } from '../../../db/client'
+import { type AppError, invalid } from '../../../errors'
 import type { Criterion, FilterOp } from './query'
-import { type SearchParamDef, searchParamFor, searchParamsFor } from './registry'
-import { type Fragment, type ParamHandler, PREFIX_OPS, type PredicateContext, paramType } from './types'
+import { type SearchParamDef, searchParamFor, searchParamsFor } from '../registry'
+import { type Fragment, type ParamHandler, PREFIX_OPS, type PredicateContext, paramType } from '../types'
 
 /** A filter as written, before its parameter names are resolved. */
 export type FilterExpr =

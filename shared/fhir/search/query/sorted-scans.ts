@@ -3,10 +3,10 @@
 // the page's end, instead of probing and sorting every resource of the type
 // (Observation?status=final&_sort=-_lastUpdated and ?category=laboratory&_sort=date probed and sorted
 // all 63,220 Observations on Synthea x10). Each scan returned is one branch of the page's union.
-import type { Sql } from '../../db/client'
-import type { Fragment } from './types/param-type'
+import type { Sql } from '../../../db/client'
+import type { Fragment } from '../types'
 import type { SearchQuery } from './query'
-import { unionMembers } from './registry'
+import { unionMembers } from '../registry'
 
 export interface SortedScan {
   /** FROM, providing the resource row; `resource <row>` when absent. */

@@ -1,8 +1,8 @@
 // The search engine as the interactions and operations use it: one object over the database, named
 // for what it answers, so that none of them hands the repository's connection to search internals.
 // The router builds it per request (router.ts).
-import { type Sql, withCustomPlans } from '../../db/client'
-import type { Fragment } from '../../db/fragments'
+import { type Sql, withCustomPlans } from '../../../db/client'
+import type { Fragment } from '../../../db/fragments'
 import { needsCustomPlan } from './compile'
 import { DRIVE_BUDGET } from './bounded'
 import { type Cursor, runSearch, type SearchPage, searchWhere } from './execute'

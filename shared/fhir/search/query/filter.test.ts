@@ -1,18 +1,18 @@
 // _filter: the parser (precedence, parentheses, not, quoting, errors), name and operator resolution, and
 // searches against a fresh PostgreSQL database. https://hl7.org/fhir/R4/search_filter.html
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { loadConfig } from '../../config'
-import { createSql, ensureDatabase, type Sql } from '../../db/client'
-import { migrate } from '../../db/migrate'
-import { AppError } from '../../errors'
-import { storeVersion } from '../interactions/store-version'
-import { createRepo } from '../store'
+import { loadConfig } from '../../../config'
+import { createSql, ensureDatabase, type Sql } from '../../../db/client'
+import { migrate } from '../../../db/migrate'
+import { AppError } from '../../../errors'
+import { storeVersion } from '../../interactions/store-version'
+import { createRepo } from '../../store'
 import { runSearch } from './execute'
 import { comparisonPredicate, type FilterExpr, filterCriterion, parseFilter } from './filter'
-import { handlerFor } from './types'
-import type { ParamHandler } from './types/param-type'
+import { handlerFor } from '../types'
+import type { ParamHandler } from '../types/param-type'
 import { parseSearch } from './parse'
-import { type SearchParamDef, searchParamFor } from './registry'
+import { type SearchParamDef, searchParamFor } from '../registry'
 
 const c = (param: string, op: string, value: string): FilterExpr => ({ kind: 'compare', param, op: op as any, value })
 

@@ -1,8 +1,8 @@
 // Index rows of whole resources: every parameter of the type evaluated, rows deduplicated, each with its code.
 import { describe, expect, test } from 'bun:test'
 import { type IndexRows, type IndexType, extractIndexes } from './extract'
-import { DATE_MAX, DAY_MAX } from './types/date'
-import { searchParamFor, unionMembers } from './registry'
+import { DATE_MAX, DAY_MAX } from '../types/date'
+import { searchParamFor, unionMembers } from '../registry'
 
 const BASE = 'https://fhir.example.org/fhir'
 
