@@ -2,7 +2,8 @@
 // framework-free and imports neither api/ nor workers/; workers/ does not import api/; only api/
 // imports Elysia; BullMQ Workers are created only in workers/. Inside shared/fhir, the layers: the
 // router and Bundles above interactions and operations, those above storage and queries (the
-// repository is handed its collaborators, never imports them), those above the definitions. No
+// repository is handed its collaborators, never imports them), those above the definitions. Inside
+// search/, the index side and the query side stand on the self-registering parameter types, apart. No
 // import cycles anywhere.
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -202,6 +203,72 @@ describe('the shape of the FHIR core', () => {
       .filter((f) => f.path.startsWith(join(FHIR, 'repo') + '/'))
       .flatMap((f) => (edges.get(f.path) ?? []).filter((t) => /^shared\/fhir\/(search|terminology)\//.test(t)).map((t) => `${f.path} imports ${t}`))
     expect(reaching).toEqual([])
+  })
+})
+
+// Inside search/: the index side (what a write stores) and the query side (what a search reads) each
+// build on the search-parameter types and the shared definitions, never on each other; a type is one
+// unit (types/<type>.ts) that registers itself, and both sides reach the units through types/index.ts.
+const SEARCH = join(FHIR, 'search')
+const searchSide = (path: string): string | undefined => {
+  if (!path.startsWith(`${SEARCH}/`)) return undefined
+  const parts = relative(SEARCH, path).split(/[\\/]/)
+  return parts.length === 1 ? 'shared' : parts[0]
+}
+// What each part of search/ may import from search/ (itself always).
+const SEARCH_DEPENDS: Record<string, string[]> = {
+  index: ['types', 'shared'],
+  query: ['types', 'shared'],
+  types: ['shared'],
+  shared: [],
+}
+
+describe('the shape of search/', () => {
+  const searchSources = sources.filter((f) => f.path.startsWith(`${SEARCH}/`))
+  const units = searchSources.filter((f) => /=\s*registerParamType</.test(f.text))
+
+  test('every file of search/ is in a known part', () => {
+    expect(searchSources.length).toBeGreaterThan(30)
+    expect(searchSources.filter((f) => !((searchSide(f.path) as string) in SEARCH_DEPENDS)).map((f) => f.path)).toEqual([])
+  })
+
+  test('the index side does not import the query side, nor the query side the index side; the types import neither', () => {
+    const crossing: string[] = []
+    for (const f of searchSources) {
+      const own = searchSide(f.path) as string
+      for (const t of edges.get(f.path) ?? []) {
+        const theirs = searchSide(t)
+        if (theirs !== undefined && theirs !== own && !SEARCH_DEPENDS[own]?.includes(theirs)) crossing.push(`${f.path} (${own}) imports ${t} (${theirs})`)
+      }
+    }
+    expect(crossing).toEqual([])
+  })
+
+  test('each type unit registers itself once and types/index.ts imports every unit', () => {
+    const index = join(SEARCH, 'types', 'index.ts')
+    expect(units.length).toBeGreaterThanOrEqual(8)
+    for (const u of units) {
+      expect(dirname(u.path)).toBe(join(SEARCH, 'types'))
+      expect(u.text.match(/=\s*registerParamType</g)?.length).toBe(1)
+    }
+    const imported = new Set(edges.get(index))
+    expect(units.map((u) => u.path).filter((p) => !imported.has(p))).toEqual([])
+  })
+
+  test('outside types/, the registry is read through types/index.ts only', () => {
+    const registry = join(SEARCH, 'types', 'param-type.ts')
+    const reaching = sources.filter((f) => !f.path.startsWith(join(SEARCH, 'types') + '/') && (edges.get(f.path) ?? []).includes(registry)).map((f) => f.path)
+    expect(reaching).toEqual([])
+  })
+
+  test('every searchable type of parameter has its unit, with its own index table', async () => {
+    const { paramType, paramTypes } = await import('../shared/fhir/search/types')
+    const kinds = ['string', 'token', 'reference', 'date', 'number', 'quantity', 'uri', 'composite'] as const
+    for (const k of kinds) expect(paramType(k)?.type).toBe(k)
+    expect(paramType('special')).toBeUndefined()
+    const tables = [...paramTypes()].map((t) => t.table)
+    expect(new Set(tables).size).toBe(tables.length)
+    expect(tables.length).toBe(units.length)
   })
 })
 
