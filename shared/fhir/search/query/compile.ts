@@ -345,7 +345,7 @@ function compileParam(sql: Sql, def: SearchParamDef, modifier: string | undefine
 function paramRows(sql: Sql, def: SearchParamDef, modifier: string | undefined, values: string[], scope: Scope, baseUrl: string) {
   const h = handlerFor(def.type)
   if (!h) throw unsupported(def)
-  if (modifier !== undefined && !h.modifiers.has(modifier) && !(def.type === 'reference' && /^[A-Z]/.test(modifier)))
+  if (modifier !== undefined && !h.modifiers.has(modifier) && !h.acceptsModifier?.(modifier))
     throw invalid(`Invalid modifier :${modifier} for parameter ${def.code} of type ${def.type}`)
   const ctx: PredicateContext = { def, modifier, resType: scope.type ?? '', baseUrl }
   const ors = values.map((v) => sql`(${h.predicate(sql, v, ctx)})`)

@@ -50,6 +50,8 @@ export interface ParamHandler {
   modifiers: ReadonlySet<string>
   /** One value (commas already split, escapes kept) as a predicate over `i`; throws `invalid` on a bad value. */
   predicate(sql: Sql, value: string, ctx: PredicateContext): Fragment
+  /** Modifiers accepted beyond the fixed set (reference: a resource type, `:Patient`). */
+  acceptsModifier?(modifier: string): boolean
   /** Modifiers answered as NOT EXISTS of the positive predicate (token `:not`). */
   negating?: ReadonlySet<string>
   /** The value one resource sorts by, aggregated over its rows `i` (min ascending, max descending); several

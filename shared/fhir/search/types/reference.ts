@@ -141,6 +141,8 @@ export const referenceType = registerParamType<ReferenceRow>({
   // A reference names one resource: its rows are the fewest.
   driverRank: 0,
   modifiers: new Set(['identifier']),
+  // :[type] (`subject:Patient=1`)
+  acceptsModifier: (modifier) => /^[A-Z]/.test(modifier),
   predicate(sql, raw, ctx) {
     const value = unescape(raw)
     if (value === '') throw invalid(`Missing value for parameter ${ctx.def.code}`)
