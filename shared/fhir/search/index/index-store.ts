@@ -7,7 +7,6 @@ import type { Indexable, IndexRowSet, IndexWriter } from '../../repo/collaborato
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
 import { type Keyed, paramType, paramTypes } from '../types'
-import { referencedPatient } from '../types/reference'
 
 /**
  * The repository's index writer: keeps every index table in step with the current versions, for writes,
@@ -32,6 +31,9 @@ async function indexRowCounts(tx: TxSql, rid: string): Promise<Map<string, numbe
   return out
 }
 
+// The types whose rows are completed once all of a resource's rows are extracted.
+const COMPLETING = [...paramTypes()].filter((t) => t.complete !== undefined)
+
 /** The index rows of resources, extracted (CPU only, no database): what writeIndexes then writes. */
 export interface ExtractedRows {
   rows: ReturnType<typeof emptyKeyed>
@@ -44,10 +46,9 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
   for (const v of written) {
     if (v.deleted || !v.resource) continue
     const r = extractIndexes(v.resource, { baseUrl })
-    // Token rows carry the Patient the resource references, so that a search by patient and code
-    // finds its rows in one index range (compile.ts).
-    const patient = referencedPatient(r.reference)
-    for (const row of r.token) row.patient = patient
+    // Rows that depend on the resource's other rows (token: the Patient it references).
+    const byType = r as unknown as Record<string, unknown[]>
+    for (const t of COMPLETING) t.complete?.(byType[t.type], byType)
     for (const k of Object.keys(r) as (keyof IndexRows)[]) {
       const target = rows[k] as Keyed<unknown>[]
       // The rows are this extraction's own objects: keyed in place rather than copied.

@@ -77,6 +77,11 @@ export interface ParamType<Row = any> extends ParamHandler {
    * components, their expressions compiled by `compile`); the default is `extract`.
    */
   extractorFor?(def: SearchParamDef, compile: (expression: string, rootType: string) => Evaluator): Extractor<Row>
+  /**
+   * Completes this type's rows of one stored resource once all its rows are extracted, from its rows of
+   * other types (token: the Patient the resource references, from its reference rows).
+   */
+  complete?(rows: Row[], all: Record<string, unknown[]>): void
   /** The CTE (`ins_<type> as (insert ...)`) that inserts rows of stored versions; undefined when none is kept. */
   insert(tx: TxSql, rows: Keyed<Row>[]): Fragment | undefined
   // Query side.

@@ -9,6 +9,7 @@ import type { Sql } from '../../../db/client'
 import { textColumns } from '../../../db/text-columns'
 import { type Fragment, registerParamType } from './param-type'
 import { codeSystemIdOf, splitCanonical, valueSetIdOf } from '../../terminology/resolve'
+import { type ReferenceRow, referencedPatient } from './reference'
 import { likePrefix, normalizeString } from './string'
 
 export interface TokenRow {
@@ -70,6 +71,12 @@ export const tokenType = registerParamType<TokenRow>({
     tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm, patient)
       select rid::bigint, res_type, code, system, value, text_norm, patient
       from ${textColumns(tx, rows, ['rid', 'resType', 'code', 'system', 'value', 'text', 'patient'])} as x(rid, res_type, code, system, value, text_norm, patient))`,
+  // Token rows carry the Patient the resource references, so that a search by patient and code finds
+  // its rows in one index range (query/compile.ts patientCodeDriver).
+  complete: (rows, all) => {
+    const patient = referencedPatient(all.reference as ReferenceRow[])
+    for (const row of rows) row.patient = patient
+  },
   // A code names few resources (after a reference, which names one).
   driverRank: 1,
   modifiers: new Set(['not', 'text', 'in', 'not-in', 'above', 'below']),
