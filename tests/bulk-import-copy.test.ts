@@ -1,4 +1,4 @@
-// A bulk import writes new resources' index rows with COPY (search/index-copy.ts), other writes as CTEs
+// A bulk import writes new resources' index rows with COPY (search/index/index-copy.ts), other writes as CTEs
 // of one statement (index-store.ts, each type's insert). Both must write the same rows: the Synthea
 // sample (every type, every third line) imported both ways into two databases, and every row of every
 // index table compared, column by column, by its resource's type and id.
