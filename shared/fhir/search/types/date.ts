@@ -222,6 +222,7 @@ export const dateType = registerParamType<DateRow>({
   type: 'date',
   table: 'idx_date',
   extract,
+  copy: { columns: ['rid', 'res_type', 'code', 'lo', 'hi', 'lo_day', 'hi_day'], keys: ['rid', 'resType', 'code', 'lo', 'hi', 'loDay', 'hiDay'] },
   insert: (tx, rows) =>
     tx`ins_date as (insert into idx_date (rid, res_type, code, lo, hi, lo_day, hi_day)
       select rid::bigint, res_type, code, lo::timestamptz, hi::timestamptz, lo_day::date, hi_day::date

@@ -209,6 +209,7 @@ export const numberType = registerParamType<NumberRow>({
   type: 'number',
   table: 'idx_number',
   extract,
+  copy: { columns: ['rid', 'res_type', 'code', 'value', 'lo', 'hi'], keys: ['rid', 'resType', 'code', 'value', 'lo', 'hi'] },
   insert: (tx, rows) =>
     tx`ins_number as (insert into idx_number (rid, res_type, code, value, lo, hi)
       select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric

@@ -91,6 +91,10 @@ export const quantityType = registerParamType<QuantityRow>({
   type: 'quantity',
   table: 'idx_quantity',
   extract,
+  copy: {
+    columns: ['rid', 'res_type', 'code', 'value', 'lo', 'hi', 'system', 'unit_code', 'unit'],
+    keys: ['rid', 'resType', 'code', 'value', 'lo', 'hi', 'system', 'unitCode', 'unit'],
+  },
   insert: (tx, rows) =>
     tx`ins_quantity as (insert into idx_quantity (rid, res_type, code, value, lo, hi, system, unit_code, unit)
       select rid::bigint, res_type, code, value::numeric, lo::numeric, hi::numeric, system, unit_code, unit

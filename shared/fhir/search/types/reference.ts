@@ -133,6 +133,10 @@ export const referenceType = registerParamType<ReferenceRow>({
   type: 'reference',
   table: 'idx_reference',
   extract,
+  copy: {
+    columns: ['rid', 'res_type', 'code', 'target_type', 'target_id', 'target_version', 'url', 'identifier_system', 'identifier_value'],
+    keys: ['rid', 'resType', 'code', 'targetType', 'targetId', 'version', 'url', 'identifierSystem', 'identifierValue'],
+  },
   insert: (tx, rows) =>
     tx`ins_reference as (insert into idx_reference (rid, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value)
       select rid::bigint, res_type, code, target_type, target_id, target_version, url, identifier_system, identifier_value

@@ -98,6 +98,7 @@ export const stringType = registerParamType<StringRow>({
   type: 'string',
   table: 'idx_string',
   extract,
+  copy: { columns: ['rid', 'res_type', 'code', 'value_norm', 'value_exact'], keys: ['rid', 'resType', 'code', 'value_norm', 'value_exact'] },
   insert: (tx, rows) =>
     tx`ins_string as (insert into idx_string (rid, res_type, code, value_norm, value_exact)
       select rid::bigint, res_type, code, value_norm, value_exact

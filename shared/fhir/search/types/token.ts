@@ -67,6 +67,10 @@ export const tokenType = registerParamType<TokenRow>({
   table: 'idx_token',
   extract,
   // `patient`: the one Patient the resource references (index-store.ts sets it on every token row).
+  copy: {
+    columns: ['rid', 'res_type', 'code', 'system', 'value', 'text_norm', 'patient'],
+    keys: ['rid', 'resType', 'code', 'system', 'value', 'text', 'patient'],
+  },
   insert: (tx, rows) =>
     tx`ins_token as (insert into idx_token (rid, res_type, code, system, value, text_norm, patient)
       select rid::bigint, res_type, code, system, value, text_norm, patient

@@ -23,6 +23,7 @@ export const uriType = registerParamType<UriRow>({
   type: 'uri',
   table: 'idx_uri',
   extract,
+  copy: { columns: ['rid', 'res_type', 'code', 'value'], keys: ['rid', 'resType', 'code', 'value'] },
   insert: (tx, rows) =>
     tx`ins_uri as (insert into idx_uri (rid, res_type, code, value)
       select rid::bigint, res_type, code, value
