@@ -74,4 +74,8 @@ test('the view is the pool for everything else (helpers, options)', async () => 
   expect(view.options).toBe(sql.options)
   const [row] = await view`select ${view.json({ a: 1 })}::jsonb as j, ${view('n')} from (select 1 as n) t`
   expect(row).toEqual({ j: { a: 1 }, n: 1 })
+  const [u] = await view.unsafe('select 2 as n')
+  expect(u.n).toBe(2)
+  const inTx = await view.begin(async (t) => t`select ${t.array([1, 2])}::int[] as a`)
+  expect(inTx[0].a).toEqual([1, 2])
 })
