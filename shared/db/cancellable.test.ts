@@ -32,7 +32,7 @@ const cancelled = (p: Promise<unknown>) =>
 test('a statement that answers quickly: its client signal is never read', async () => {
   await Promise.all([sql`select 1`, sql`select 1`, sql`select 1`]) // the pool's connections made
   const c = client()
-  const view = cancelledOnAbort(sql, c)
+  const view = cancelledOnAbort(sql, c).sql
   const where = view`n > ${1}` // a fragment, never run on its own
   expect(await view`select n from generate_series(1, 3) n where ${where}`).toHaveLength(2)
   await Bun.sleep(WATCH_MS * 3)
@@ -41,7 +41,7 @@ test('a statement that answers quickly: its client signal is never read', async 
 
 test('a long statement is cancelled when its client leaves', async () => {
   const c = client()
-  const view = cancelledOnAbort(sql, c)
+  const view = cancelledOnAbort(sql, c).sql
   const started = performance.now()
   const long = cancelled(view`select pg_sleep(30)`.execute())
   await Bun.sleep(WATCH_MS * 3) // the sweep has read the signal and listens
@@ -53,7 +53,7 @@ test('a long statement is cancelled when its client leaves', async () => {
 
 test('a client gone before its signal was read: the long statement is cancelled at the sweep', async () => {
   const c = client()
-  const view = cancelledOnAbort(sql, c)
+  const view = cancelledOnAbort(sql, c).sql
   c.abort()
   const started = performance.now()
   expect(await cancelled(view`select pg_sleep(30)`.execute())).toBe('57014')
@@ -62,15 +62,25 @@ test('a client gone before its signal was read: the long statement is cancelled 
 
 test('statements of a transaction begun on the view are cancelled too', async () => {
   const c = client()
-  const view = cancelledOnAbort(sql, c)
+  const view = cancelledOnAbort(sql, c).sql
   const tx = cancelled(view.begin(async (t) => t`select pg_sleep(30)`))
   await Bun.sleep(WATCH_MS * 3)
   c.abort()
   expect(await tx).toBe('57014')
 })
 
+test('a released view (its request answered) is no longer watched', async () => {
+  const c = client()
+  const made = cancelledOnAbort(sql, c)
+  const long = cancelled(made.sql`select pg_sleep(1)`.execute())
+  made.release()
+  await Bun.sleep(WATCH_MS * 3)
+  expect(c.reads).toBe(0)
+  expect(await long).toBe('finished')
+})
+
 test('the view is the pool for everything else (helpers, options)', async () => {
-  const view = cancelledOnAbort(sql, client())
+  const view = cancelledOnAbort(sql, client()).sql
   expect(view.options).toBe(sql.options)
   const [row] = await view`select ${view.json({ a: 1 })}::jsonb as j, ${view('n')} from (select 1 as n) t`
   expect(row).toEqual({ j: { a: 1 }, n: 1 })

@@ -68,6 +68,17 @@ class Watch {
     for (const q of this.made) if (running(q)) q.cancel()
   }
 
+  /** The request is answered: nothing more to watch, and its queries (and their rows) are not kept
+   *  until the next sweep. */
+  release(): void {
+    this.made = []
+    this.listening = true
+    if (this.since >= 0) {
+      watched.delete(this)
+      this.since = -1
+    }
+  }
+
   view<S extends Sql>(sql: S): S {
     const watch = this
     const view = function (this: unknown, ...args: unknown[]) {
@@ -111,7 +122,9 @@ function sweep(): void {
   }
 }
 
-/** A view of `sql` whose statements are cancelled when `client`'s signal aborts (see above). */
-export function cancelledOnAbort(sql: Sql, client: Client): Sql {
-  return new Watch(client).view(sql)
+/** A view of `sql` whose statements are cancelled when `client`'s signal aborts (see above); `release`
+ *  when the request is answered. */
+export function cancelledOnAbort(sql: Sql, client: Client): { sql: Sql; release(): void } {
+  const watch = new Watch(client)
+  return { sql: watch.view(sql), release: () => watch.release() }
 }

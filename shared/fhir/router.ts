@@ -46,15 +46,28 @@ function operationTarget(path: string[]): OperationTarget | undefined {
 }
 
 export async function route(req: FhirRequest, context: FhirContext): Promise<FhirResponse> {
-  // Made on first use (a read needs none); its statements stop when the client leaves.
+  // Made on first use (a read needs none); its statements stop when the client leaves, and it is let go
+  // when the answer is made (nothing of it outlives the route: no interaction streams a search).
   let search: SearchQueries | undefined
+  let view: ReturnType<typeof cancelledOnAbort> | undefined
   const ctx: FhirServices = {
     ...context,
     get search() {
-      search ??= new SearchQueries(context.client ? cancelledOnAbort(context.repo.sql, context.client) : context.repo.sql)
+      if (!search) {
+        view = context.client ? cancelledOnAbort(context.repo.sql, context.client) : undefined
+        search = new SearchQueries(view?.sql ?? context.repo.sql)
+      }
       return search
     },
   }
+  try {
+    return await dispatch(req, ctx)
+  } finally {
+    view?.release()
+  }
+}
+
+async function dispatch(req: FhirRequest, ctx: FhirServices): Promise<FhirResponse> {
   const [first, second, third, fourth, ...rest] = req.path
   const m = req.method === 'HEAD' ? 'GET' : req.method
   const last = req.path[req.path.length - 1]
