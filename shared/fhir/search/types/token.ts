@@ -66,7 +66,7 @@ export const tokenType = registerParamType<TokenRow>({
   type: 'token',
   table: 'idx_token',
   extract,
-  // `patient`: the one Patient the resource references (index-store.ts sets it on every token row).
+  // `patient`: the one Patient the resource references (set on every token row by `complete` below).
   copy: {
     columns: ['rid', 'res_type', 'code', 'system', 'value', 'text_norm', 'patient'],
     keys: ['rid', 'resType', 'code', 'system', 'value', 'text', 'patient'],
