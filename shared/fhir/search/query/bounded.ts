@@ -46,7 +46,7 @@ export function boundedPage(
   baseUrl: string,
   row: string,
   ridBound?: (col: Fragment) => Fragment,
-  sorting?: { asOf: string; firstPage: boolean },
+  sorting?: { asOf: string; firstPage: boolean; reverse: boolean },
 ): BoundedPage | undefined {
   if (q.types.length !== 1) return undefined
   const type = q.types[0]
@@ -117,14 +117,20 @@ export function boundedPage(
     return sql`select s.rid from (${join(sql, rows, sql` intersect `)} ${negation ? sql`except (${negation.rows})` : sql``}) s
       where true ${cursor ? bound(sql`s.rid`) : sql``}`
   }
+  // In rid order (no sort key), the set's rids are sorted before each is looked up, so the lookups
+  // stop at the page: a chain's common target (subject:Patient.gender=male, its window one woman's
+  // Observations) looked up all 30,000 candidates first, 107,000 buffers.
+  const ordered = q.sort.length === 0 && sorting ? sql`order by c.rid ${sorting.reverse ? sql`desc` : sql`asc`}` : sql``
   const sparse = inSet.length > 0 && {
-    from: sql`(${set(true)}) c cross join lateral (
+    from: sql`(select c.rid from (${set(true)}) c ${ordered}) c cross join lateral (
         select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
         where ${r}.rid = c.rid and ${whereBut(...inSet)} offset 0) ${r}`,
     when: sql`(select ${common} from sizes s) and (select w.n < ${limit} from win w)`,
+    // c.rid is r0.rid: ordered by it, the page needs no sort (the lateral fence hides the equality)
+    order: q.sort.length === 0 ? (reverse: boolean) => sql`c.rid ${reverse ? sql`desc` : sql`asc`}` : undefined,
   }
   const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
-  const scans = (sorting ? sortedScans(sql, q, row, { ...sorting, where, limit }) : undefined) ?? [{ extra: sql`true` }]
+  const scans = (sorting ? sortedScans(sql, q, row, { asOf: sorting.asOf, firstPage: sorting.firstPage, where, limit }) : undefined) ?? [{ extra: sql`true` }]
   const scan = scans.map((x) => ({ from: x.from ?? sql`resource ${r}`, when: sql`${scanWhen} and ${x.extra}`, order: x.order }))
   // Evaluated only when every driver is common (an InitPlan runs when its value is first needed).
   const win = sql`win as materialized (select count(*) as n from (select 1 from (select x.rid from resource x

@@ -66,7 +66,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
     keys.length === 0 && cursor
       ? (col: Fragment) => (cursor.dir === 'before' ? sql`${col} < ${cursor.rid}::bigint` : sql`${col} > ${cursor.rid}::bigint`)
       : undefined
-  const shape = scan || !canBound ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound, { asOf, firstPage: !cursor })
+  const shape = scan || !canBound ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound, { asOf, firstPage: !cursor, reverse })
   const rows = shape
     ? await sql<any[]>`
     with ${shape.with}

@@ -18,7 +18,9 @@ export class SearchQueries {
     // A type smaller than the drive budget is searched by the plain statement (type-sizes.ts), unless
     // a _has names many sources: the plain statement finds them all (Patient?_has:Observation:subject:
     // status=final read every final Observation, 450,000 buffers, for 470 Patients).
-    const bounded = q.types.length === 1 && (needsCustomPlan(q.criteria) || (await typeSize(this.sql, q.types[0])) >= DRIVE_BUDGET)
+    // A chain likewise (Goal?patient:Patient.gender=female read 218,000 buffers for 800 Goals).
+    const linked = needsCustomPlan(q.criteria) || q.criteria.some((c) => c.kind === 'chain')
+    const bounded = q.types.length === 1 && (linked || (await typeSize(this.sql, q.types[0])) >= DRIVE_BUDGET)
     return needsCustomPlan(q.criteria)
       ? withCustomPlans(this.sql, (tx) => runSearch(tx, q, baseUrl, cursor, bounded))
       : runSearch(this.sql, q, baseUrl, cursor, bounded)
