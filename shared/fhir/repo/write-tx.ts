@@ -173,16 +173,7 @@ export class WriteTx {
     const { indexes, terminology, searchParams } = this.collaborators
     if (searchParams.check(versions)) this.committed.push(() => searchParams.changed())
     const rows = indexes.indexRows(versions)
-    const resources = versions.map((v) => ({
-      rid: v.rid,
-      type: v.type,
-      id: v.id,
-      version: v.version,
-      lastUpdated: v.lastUpdated,
-      deleted: v.deleted === true,
-      content: v.content,
-    }))
-    await copyRows(sql, 'resource', RESOURCE_COLUMNS, resources, ['rid', 'type', 'id', 'version', 'lastUpdated', 'deleted', 'content'])
+    await copyRows(sql, 'resource', RESOURCE_COLUMNS, storedColumns(versions), STORED_KEYS)
     const parts: Fragment[] = []
     const fulltext = await (indexes.copyIndexes as NonNullable<typeof indexes.copyIndexes>)(sql, rows)
     if (fulltext) parts.push(fulltext.ctes)
@@ -242,10 +233,12 @@ export class WriteTx {
 }
 
 const RESOURCE_COLUMNS = ['rid', 'res_type', 'id', 'version', 'last_updated', 'deleted', 'content']
+/** The keys of storedColumns' rows, in RESOURCE_COLUMNS' order. */
+const STORED_KEYS = ['rid', 'type', 'id', 'version', 'lastUpdated', 'deleted', 'content'] as const
 
-/** The stored columns of versions as `... as v(rid, type, id, version, "lastUpdated", deleted, content)`, typed. */
-function versionRows(sql: TxSql, versions: NewVersion[]): Fragment {
-  const rows = versions.map((v) => ({
+/** What a resource row stores of each version, one object per version (for COPY and for a VALUES list). */
+const storedColumns = (versions: NewVersion[]) =>
+  versions.map((v) => ({
     rid: v.rid,
     type: v.type,
     id: v.id,
@@ -254,7 +247,10 @@ function versionRows(sql: TxSql, versions: NewVersion[]): Fragment {
     deleted: v.deleted === true,
     content: v.content,
   }))
+
+/** The stored columns of versions as `... as v(rid, type, id, version, "lastUpdated", deleted, content)`, typed. */
+function versionRows(sql: TxSql, versions: NewVersion[]): Fragment {
   return sql`(select rid::bigint, type, id, version::int, "lastUpdated"::timestamptz, deleted::boolean, content
-      from ${textColumns(sql, rows, ['rid', 'type', 'id', 'version', 'lastUpdated', 'deleted', 'content'])} as c(rid, type, id, version, "lastUpdated", deleted, content)
+      from ${textColumns(sql, storedColumns(versions), STORED_KEYS)} as c(rid, type, id, version, "lastUpdated", deleted, content)
     ) as v`
 }
