@@ -48,6 +48,8 @@ export const Env = Type.Object({
   CONNECT_SYNC_MAX_RESOURCES: Type.Optional(Int),
   WEBHOOK_RETRY_DELAYS_MS: Type.Optional(Type.String({ pattern: '^[0-9]+(,[0-9]+)*$' })),
   CONNECT_RESYNC_INTERVAL_MS: Type.Optional(Int),
+  JOB_LOCK_MS: Type.Optional(Int),
+  JOB_STALLED_CHECK_MS: Type.Optional(Int),
   EXPORT_INLINE_MAX: Type.Optional(Int),
   XML_RENDER_CACHE_MB: Type.Optional(Int),
   BULK_STORAGE_DIR: Type.Optional(Type.String({ minLength: 1 })),
@@ -128,6 +130,8 @@ export interface Config {
   webhookRetryDelaysMs: number[]
   /** Every active connection is pulled again this often (0: never). */
   connectResyncIntervalMs: number
+  /** How soon a job of a dead worker is taken over, on every queue (unset: each queue's own, workers/). */
+  jobTakeover: JobTakeover
   /** $everything exports whose compartment has more index rows than this get their page cache built by a worker. */
   exportInlineMax: number
   /** Memory for FHIR XML recently written from stored JSON, per API process (0: none). */
@@ -136,6 +140,13 @@ export interface Config {
   bulk: BulkConfig
   /** What one request may cost (shared/limits.ts). */
   limits: Limits
+}
+
+export interface JobTakeover {
+  /** A running job's lock lasts this long (its worker renews it at half); once it lapses the job is free. */
+  lockMs?: number
+  /** Workers look for jobs whose lock lapsed this often (BullMQ's stalledInterval). */
+  stalledCheckMs?: number
 }
 
 export interface BulkConfig {
@@ -211,6 +222,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // https://medblocks.com/docs/webhooks/retries-and-disable: immediate, 1 min, 5 min, 30 min, 2 h, 12 h, 24 h x3
     webhookRetryDelaysMs: (e.WEBHOOK_RETRY_DELAYS_MS ?? '0,60000,300000,1800000,7200000,43200000,86400000,86400000,86400000').split(',').map(Number),
     connectResyncIntervalMs: Number(e.CONNECT_RESYNC_INTERVAL_MS ?? 6 * 3600_000),
+    jobTakeover: {
+      lockMs: e.JOB_LOCK_MS !== undefined ? Number(e.JOB_LOCK_MS) : undefined,
+      stalledCheckMs: e.JOB_STALLED_CHECK_MS !== undefined ? Number(e.JOB_STALLED_CHECK_MS) : undefined,
+    },
     exportInlineMax: Number(e.EXPORT_INLINE_MAX ?? 5000),
     xmlRenderCacheBytes: Number(e.XML_RENDER_CACHE_MB ?? 32) * 1024 * 1024,
     bulk: {
@@ -227,6 +242,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (cfg.port < 1 || cfg.port > 65535) throw new ConfigError(`Invalid configuration: PORT=${e.PORT}: must be 1-65535`)
   if (cfg.defaultPageSize < 1) throw new ConfigError('Invalid configuration: DEFAULT_PAGE_SIZE: must be at least 1')
   if (cfg.maxPageSize < cfg.defaultPageSize) throw new ConfigError('Invalid configuration: MAX_PAGE_SIZE: must be at least DEFAULT_PAGE_SIZE')
+  if (cfg.jobTakeover.lockMs !== undefined && cfg.jobTakeover.lockMs < 1000) throw new ConfigError('Invalid configuration: JOB_LOCK_MS: must be at least 1000')
+  if (cfg.jobTakeover.stalledCheckMs !== undefined && cfg.jobTakeover.stalledCheckMs < 100)
+    throw new ConfigError('Invalid configuration: JOB_STALLED_CHECK_MS: must be at least 100')
   if (cfg.dbPoolMax < 1) throw new ConfigError('Invalid configuration: DB_POOL_MAX: must be at least 1')
   try {
     AllowList.parse(cfg.outboundAllow)

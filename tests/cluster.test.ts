@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import IORedis from 'ioredis'
 import { createSql } from '../shared/db/client'
-import { TEST_ENCRYPTION_KEY } from './harness'
+import { FAST_TAKEOVER, TEST_ENCRYPTION_KEY } from './harness'
 import { answers, freePort, logged, type Proc, spawnLogged, stop, tail, waitFor } from './logged-process'
 
 const ROOT = join(import.meta.dir, '..')
@@ -37,6 +37,7 @@ function nodeEnv(port?: number): Record<string, string> {
     HOST: '127.0.0.1',
     DB_POOL_MAX: '5',
     LOG_LEVEL: 'info',
+    ...FAST_TAKEOVER,
   }
   return port ? { ...env, PORT: String(port) } : env
 }
@@ -364,15 +365,15 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
     await afterKill.body?.cancel()
     expect(afterKill.status).toBe(202) // not finished by the killed worker
 
-    // A new worker. BullMQ hands a stalled job over once its lock has expired (lockDuration, 30 s) and a
-    // stalled check has seen it twice; checks run every stalledInterval (30 s), throttled across workers
-    // by a Redis key, so this takes 30-62 s with the default options the workers use.
+    // A new worker. BullMQ hands a stalled job over once its lock has expired (JOB_LOCK_MS) and a stalled
+    // check has seen it twice; checks run every JOB_STALLED_CHECK_MS, throttled across workers by a Redis
+    // key: a few seconds with FAST_TAKEOVER (30-62 s with BullMQ's defaults).
     const t0 = Date.now()
     const second = startWorker('worker-2')
     await waitFor(second, 'workers started', logged(second, 'workers started'))
     let done: any
     let doneStatus = 0
-    for (const until = Date.now() + 80_000; Date.now() < until; await Bun.sleep(250)) {
+    for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(100)) {
       const s = await call(lb, status)
       if (s.status === 202) {
         await s.body?.cancel()
@@ -389,5 +390,5 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
     expect(done?.resourceType).toBe('OperationOutcome')
     expect(done.issue[0].diagnostics).toContain('stopped before finishing')
     expect((await patientsBySystem(system)).size).toBe(0)
-  }, 100_000)
+  }, 90_000)
 })

@@ -47,6 +47,13 @@ describe('loadConfig', () => {
     expect(loadConfig({}).dbPoolMax).toBe(2 * availableParallelism() + 2)
     expect(loadConfig({ DB_POOL_MAX: '3' }).dbPoolMax).toBe(3)
   })
+
+  test('JOB_LOCK_MS and JOB_STALLED_CHECK_MS are unset by default (each queue its own), parsed, and bounded below', () => {
+    expect(loadConfig({}).jobTakeover).toEqual({ lockMs: undefined, stalledCheckMs: undefined })
+    expect(loadConfig({ JOB_LOCK_MS: '4000', JOB_STALLED_CHECK_MS: '1000' }).jobTakeover).toEqual({ lockMs: 4000, stalledCheckMs: 1000 })
+    expect(() => loadConfig({ JOB_LOCK_MS: '500' })).toThrow(/JOB_LOCK_MS/)
+    expect(() => loadConfig({ JOB_STALLED_CHECK_MS: '0' })).toThrow(/JOB_STALLED_CHECK_MS/)
+  })
 })
 
 describe('openRuntime on PostgreSQL', () => {

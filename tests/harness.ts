@@ -1,5 +1,5 @@
 // Integration-test harness: the real app on a random port, over HTTP, against real PostgreSQL and Redis.
-// Each test file gets a fresh database of its own, dropped at the end.
+// Each test file gets a fresh database of its own (test-database.ts), dropped at the end.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { startApi } from '../api/main'
 import { openRuntime } from '../shared/runtime'
@@ -7,10 +7,17 @@ import { startWorkers } from '../workers/main'
 import { type Config, loadConfig } from '../shared/config'
 import { createSql, type Sql } from '../shared/db/client'
 import type { SecretCipher } from '../shared/secrets/cipher'
+import { createMigratedDatabase, databaseUrl, dropDatabase } from './test-database'
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef'
 /** The cluster form needs TOKEN_ENCRYPTION_KEY; the tests' servers share this one unless a test sets its own. */
 export const TEST_ENCRYPTION_KEY = '5e'.repeat(32)
+/**
+ * The tests that kill workers take their jobs over within seconds rather than BullMQ's 30 to 60 s: each
+ * job's lock lasts 4 s (renewed every 2 s by a live worker) and dead workers' jobs are looked for every
+ * second. A job whose worker is alive keeps its lock unless that worker's event loop stalls for seconds.
+ */
+export const FAST_TAKEOVER = { JOB_LOCK_MS: '4000', JOB_STALLED_CHECK_MS: '1000' }
 
 export interface TestServer {
   base: string
@@ -24,14 +31,11 @@ export interface TestServer {
   stop(): Promise<void>
 }
 
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const dbName = `test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  const u = new URL(PG)
-  u.pathname = `/${dbName}`
+  await createMigratedDatabase(dbName)
   const config = loadConfig({
-    DATABASE_URL: u.toString(),
+    DATABASE_URL: databaseUrl(dbName),
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     PORT: '1',
     ADMIN_API_KEY: ADMIN_KEY,
@@ -58,7 +62,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
   }
   const base = `http://127.0.0.1:${node.port}`
-  const sql = createSql(u.toString(), { max: 2 })
+  const sql = createSql(databaseUrl(dbName), { max: 2 })
   return {
     base,
     fhir: `${base}/fhir`,
@@ -78,9 +82,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     async stop() {
       await sql.end()
       await node.stop()
-      const admin = createSql(PG, { max: 1 })
-      await admin`drop database if exists ${admin(dbName)} with (force)`
-      await admin.end()
+      await dropDatabase(dbName)
     },
   }
 }

@@ -1,15 +1,15 @@
 // The cluster form for tests that kill processes: an API node and workers as separate `bun` processes on
-// a fresh database and queue prefix, started before the file's tests and stopped (database dropped)
+// a fresh database (test-database.ts) and queue prefix, started before the file's tests and stopped (database dropped)
 // after them.
 import { afterAll, beforeAll } from 'bun:test'
 import { resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { createSql, type Sql } from '../shared/db/client'
-import { ADMIN_KEY, TEST_ENCRYPTION_KEY } from './harness'
+import { ADMIN_KEY, FAST_TAKEOVER, TEST_ENCRYPTION_KEY } from './harness'
+import { createMigratedDatabase, databaseUrl, dropDatabase } from './test-database'
 
 const ROOT = resolve(import.meta.dir, '..')
 const START_TIMEOUT_MS = 60_000
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 export interface ProcessCluster {
   /** http://127.0.0.1:port of the API node. */
@@ -25,8 +25,6 @@ export interface ProcessCluster {
 
 export function useProcessCluster(name: string, extraEnv: Record<string, string> = {}): ProcessCluster {
   const db = `test_${name}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  const u = new URL(PG)
-  u.pathname = `/${db}`
   const procs: Subprocess[] = []
   let env: Record<string, string | undefined> = {}
   const cluster = {
@@ -44,12 +42,13 @@ export function useProcessCluster(name: string, extraEnv: Record<string, string>
   } as ProcessCluster
 
   beforeAll(async () => {
+    await createMigratedDatabase(db)
     const probe = Bun.serve({ port: 0, fetch: () => new Response() })
     const port = probe.port
     probe.stop(true)
     env = {
       ...process.env,
-      DATABASE_URL: u.toString(),
+      DATABASE_URL: databaseUrl(db),
       REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: db,
       ADMIN_API_KEY: ADMIN_KEY,
@@ -58,6 +57,7 @@ export function useProcessCluster(name: string, extraEnv: Record<string, string>
       HOST: '127.0.0.1',
       LOG_LEVEL: 'error',
       DB_POOL_MAX: '5',
+      ...FAST_TAKEOVER,
       ...extraEnv,
     }
     cluster.base = `http://127.0.0.1:${port}`
@@ -73,7 +73,7 @@ export function useProcessCluster(name: string, extraEnv: Record<string, string>
       if (Date.now() > deadline) throw new Error(`API node did not start within ${START_TIMEOUT_MS} ms`)
       await Bun.sleep(50)
     }
-    cluster.sql = createSql(u.toString(), { max: 2 })
+    cluster.sql = createSql(databaseUrl(db), { max: 2 })
   }, START_TIMEOUT_MS + 5_000)
 
   afterAll(async () => {
@@ -81,9 +81,7 @@ export function useProcessCluster(name: string, extraEnv: Record<string, string>
     for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM')
     await Promise.all(procs.map((p) => Promise.race([p.exited, Bun.sleep(10_000)])))
     for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL')
-    const admin = createSql(PG, { max: 1 })
-    await admin`drop database if exists ${admin(db)} with (force)`
-    await admin.end()
+    await dropDatabase(db)
   })
 
   return cluster

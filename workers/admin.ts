@@ -24,7 +24,7 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
       concurrency: 1,
       // A killed worker's job is taken over within ~15 s and resumes from its cursor, once: the processor
       // fails it in admin_job when its worker dies again (so BullMQ hands it over one more time).
-      takeover: { lockMs: 10_000, stalledMs: 5_000 },
+      takeover: { lockMs: 10_000, stalledCheckMs: 5_000 },
       maxStalls: MAX_TAKEOVERS + 1,
       process: (data, job) =>
         runAdminJob(deps.repo, kinds, checkPayload(AdminJob, data).jobId, {

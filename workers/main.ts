@@ -1,7 +1,7 @@
 // Composition root of a worker process: one BullMQ Worker per registered job definition. Without Redis
 // (embedded form) the same registrations run in process, through inProcessRunner().
 import { Worker } from 'bullmq'
-import type { Config } from '../shared/config'
+import type { Config, JobTakeover } from '../shared/config'
 import { prepareFhirDefinitions } from '../shared/fhir/prepare'
 import { loadServerSecret } from '../shared/auth/server-secret'
 import { createRepo } from '../shared/fhir/store'
@@ -100,7 +100,7 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
           connection,
           prefix: config.queuePrefix,
           concurrency: r.concurrency,
-          ...(r.takeover ? { lockDuration: r.takeover.lockMs, stalledInterval: r.takeover.stalledMs } : {}),
+          ...takeoverOptions(config.jobTakeover, r.takeover),
           ...(r.maxStalls !== undefined ? { maxStalledCount: r.maxStalls } : {}),
         },
       ),
@@ -128,6 +128,14 @@ export async function startWorkers(config: Config, shared?: Runtime): Promise<Wo
       await close()
     },
   }
+}
+
+/** BullMQ's lock and stalled-check options of one queue: the settings over the registration's own; a value
+ *  neither gives is left out (BullMQ takes an undefined one as given). */
+function takeoverOptions(settings: JobTakeover, own: JobTakeover = {}): { lockDuration?: number; stalledInterval?: number } {
+  const lockMs = settings.lockMs ?? own.lockMs
+  const stalledMs = settings.stalledCheckMs ?? own.stalledCheckMs
+  return { ...(lockMs !== undefined ? { lockDuration: lockMs } : {}), ...(stalledMs !== undefined ? { stalledInterval: stalledMs } : {}) }
 }
 
 function inProcessRunner(regs: Registration[]): InProcessRunner {

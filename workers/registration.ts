@@ -1,6 +1,6 @@
 // What a worker registration is: a job definition, its processor and how it runs, and the
 // dependencies processors are built from. registry.ts lists them; each area's file contributes its own.
-import type { Config } from '../shared/config'
+import type { Config, JobTakeover } from '../shared/config'
 import type { Sql } from '../shared/db/client'
 import type { Repo } from '../shared/fhir/repo/repo'
 import type { JobDefinition } from '../shared/jobs/definition'
@@ -29,8 +29,9 @@ export interface Registration {
   process: (data: unknown, job: JobInfo) => Promise<unknown>
   /** Runs on this schedule (milliseconds) with this payload, once per cluster. */
   every?: { ms: number; data: unknown }
-  /** How soon a job of a dead worker is taken over: its lock lasts lockMs, checked every stalledMs. */
-  takeover?: { lockMs: number; stalledMs: number }
+  /** How soon a job of a dead worker is taken over (BullMQ's 30 s lock and check where unsaid); the
+   *  JOB_LOCK_MS and JOB_STALLED_CHECK_MS settings override it. */
+  takeover?: JobTakeover
   /** Times a job of a dead worker is handed to the processor again (BullMQ's maxStalledCount; default 1),
    *  which sees them in JobInfo.stalls and decides (a job that kills its worker is not run blindly again). */
   maxStalls?: number
