@@ -97,7 +97,7 @@ describe('system-level export', () => {
     statusUrl = await kickOff(s, '/$export')
     const { res, progress } = await pollStatus(statusUrl)
     expect(res.status).toBe(200)
-    expect(progress.length).toBeGreaterThan(0) // the job waits a second before reading (transactionTime settles)
+    expect(progress.length).toBeGreaterThan(0) // the job ends a second after transactionTime at the soonest (it settles)
     manifest = await res.json()
     expect(res.headers.get('expires')).toBeTruthy()
     expect(manifest.requiresAccessToken).toBe(true)
@@ -222,7 +222,7 @@ describe('consistency as of transactionTime', () => {
   test('writes right after the kick-off are not in the export: the version as of transactionTime is', async () => {
     await put({ resourceType: 'Patient', id: 'bulk-p2', name: [{ family: 'Before' }], gender: 'female' })
     const url = await kickOff(s, '/Group/bulk-g/$export?_type=Patient,Observation')
-    // The job waits a second after transactionTime before reading: these land first, and must not show.
+    // Written after transactionTime, whether before or after the job reads them: they must not show.
     await put({ resourceType: 'Patient', id: 'bulk-p2', name: [{ family: 'After' }], gender: 'female' })
     await put(observation('bulk-o-new', 'bulk-p2', '8302-2'))
     const del = await s.fhirFetch('/Observation/bulk-o-1-0', { method: 'DELETE' })
@@ -233,6 +233,43 @@ describe('consistency as of transactionTime', () => {
     expect(ids).not.toContain('bulk-o-new')
     expect(ids).toContain('bulk-o-1-0') // deleted after transactionTime: still in
     expect(ids.length).toBe(12)
+  })
+
+  test('writes stamped before the kick-off that commit while the export reads are in it, each resource once', async () => {
+    // The job reads while transactionTime settles, then reads again the rows late writes changed: a
+    // transaction begun before the kick-off creates one Patient (a rid below every other, so the scan
+    // has passed it) and updates another, and commits once the job is reading.
+    const stamped = new Date(Date.now() - 200).toISOString()
+    const late = (id: string, version: number, family: string) =>
+      JSON.stringify({ resourceType: 'Patient', id, meta: { versionId: String(version), lastUpdated: stamped }, name: [{ family }] })
+    let commit: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      commit = resolve
+    })
+    let begun: () => void = () => {}
+    const writing = new Promise<void>((resolve) => {
+      begun = resolve
+    })
+    const tx = s.sql.begin(async (tx) => {
+      await tx`insert into resource (rid, res_type, id, version, last_updated, content) values (1, 'Patient', 'bulk-late', 1, ${stamped}, ${late('bulk-late', 1, 'Late')})`
+      await tx`insert into resource_history (rid, version, res_type, id, last_updated, deleted, content)
+        select rid, version, res_type, id, last_updated, deleted, content from resource where res_type = 'Patient' and id = 'bulk-p3'`
+      await tx`update resource set version = version + 1, last_updated = ${stamped}, content = ${late('bulk-p3', 9, 'Updated')} where res_type = 'Patient' and id = 'bulk-p3'`
+      begun()
+      await held
+    })
+    await writing
+    const url = await kickOff(s, '/$export?_type=Patient')
+    await Bun.sleep(400) // the job has read every Patient by now
+    commit()
+    await tx
+    try {
+      const patients = (await exportedByType(await manifestOf(url))).get('Patient') ?? []
+      expect(patients.filter((p) => p.id === 'bulk-late').map((p) => p.name[0].family)).toEqual(['Late'])
+      expect(patients.filter((p) => p.id === 'bulk-p3').map((p) => p.name[0].family)).toEqual(['Updated'])
+    } finally {
+      await s.sql`delete from resource where rid = 1`
+    }
   })
 })
 

@@ -2,7 +2,8 @@
 // BULK_EXPORT_FILE_MAX_BYTES), written to the file store in chunks. Each chunk is written with the
 // checkpoint that follows it, the keyset cursor and every file's size included, so a worker killed
 // mid-export resumes after the last chunk it recorded and a chunk written but not recorded is written
-// again (same number). https://hl7.org/fhir/uv/bulkdata/STU2/export.html
+// again (same number). The scan starts at once, while transactionTime settles (export-settle.ts).
+// https://hl7.org/fhir/uv/bulkdata/STU2/export.html
 import type { Sql, TxSql } from '../db/client'
 import { resourceTypes } from '../fhir/definitions/resource-types'
 import { parseFhirJson } from '../fhir/format/json'
@@ -10,11 +11,11 @@ import { patientCompartmentParams, patientCompartmentTypes } from '../fhir/searc
 import { extractIndexes } from '../fhir/search/index/extract'
 import { applySubset } from '../fhir/subset'
 import { type AdminJobKind, JobCancelled } from '../jobs/admin-job'
-import { log } from '../log'
 import { BULK_EXPORT, type BulkJobHeader } from './bulk-job'
 import type { ExportParams } from './export-request'
 import { NOT_EXPORTED } from './export-request'
 import { exportScan, type ScanRow } from './export-scan'
+import { lateFrom, lateWork, settle, type Unsettled, type UnsettledChunk } from './export-settle'
 import type { BulkFileStore } from './file-store'
 
 export type ExportJobParams = ExportParams & BulkJobHeader
@@ -42,6 +43,8 @@ interface ExportCursor {
   exported: number
   /** Every file so far; the last of a type is the one being written. */
   files: ExportFile[]
+  /** While transactionTime has not settled: what was written meanwhile (export-settle.ts). */
+  unsettled?: Unsettled
 }
 
 export interface ExportResult {
@@ -52,9 +55,6 @@ export interface ExportResult {
 const PAGE = 2000
 /** Text kept in memory before it is written out as chunks, and a checkpoint taken. */
 const FLUSH_BYTES = 8 * 1024 * 1024
-/** Writes in flight no longer than this may commit after transactionTime is taken (see settle()). */
-const SETTLE_MS = 1000
-const SETTLE_WAIT_MAX_MS = 60_000
 
 export function exportJobKind(store: BulkFileStore, maxFileBytes: number): AdminJobKind<ExportJobParams> {
   return {
@@ -64,7 +64,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
         const cursor: ExportCursor = (run.cursor as ExportCursor | undefined) ?? { after: '0', exported: 0, files: [] }
         const types = exportTypes(p)
         if (run.cursor === undefined) {
-          await settle(run.sql, p.transactionTime)
+          cursor.unsettled = { lateFrom: await lateFrom(run.sql), chunks: [] }
           await run.checkpoint({
             cursor,
             processed: 0,
@@ -73,6 +73,16 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
         }
         const scan = await exportScan(run.sql, p, types, p.transactionTime, p.baseUrl)
         const shape = rowShaper(p)
+        // transactionTime settles while the scan reads (export-settle.ts).
+        let settled = cursor.unsettled === undefined
+        const settling = settled ? Promise.resolve() : settle(run.sql, p.transactionTime)
+        settling.then(
+          () => {
+            settled = true
+          },
+          () => {},
+        )
+        let flushedAfter = cursor.after
         // Text waiting to be written, per type: one piece per file it goes to (a type's text that would
         // take its file past the size limit starts a piece for a new file).
         const pending = new Map<string, Piece[]>()
@@ -92,6 +102,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
         }
         const flush = async () => {
           const chunks: { file: ExportFile; n: number; text: string }[] = []
+          const unsettled = cursor.unsettled
           for (const [type, pieces] of pending) {
             for (const piece of pieces) {
               let file = lastFileOf(cursor.files, type)
@@ -100,6 +111,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
                 cursor.files.push(file)
               }
               chunks.push({ file, n: file.chunks, text: piece.parts.join('') })
+              unsettled?.chunks.push({ fileId: file.id, n: file.chunks, type, after: flushedAfter, upTo: cursor.after, count: piece.count, bytes: piece.bytes })
               file.chunks++
               file.count += piece.count
               file.bytes += piece.bytes
@@ -114,7 +126,48 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           else await write()
           pending.clear()
           buffered = 0
+          flushedAfter = cursor.after
           Bun.gc(false) // the written text is garbage now (see import-job.ts collectGarbage)
+        }
+        /**
+         * Once settled: what was read before is written out, and the chunks holding rows a late write
+         * changed are written again from the rows as they are now; late rows no chunk holds are added.
+         */
+        const resolveLate = async (u: Unsettled) => {
+          await flush()
+          const work = lateWork(u, await scan.lateRows(u.lateFrom, cursor.after))
+          const rewrites: { chunk: UnsettledChunk; text: string }[] = []
+          // Chunks of one type and range (its file split inside one flush): the rows all go to the first.
+          for (const group of Map.groupBy(work.chunks, (c) => `${c.type} ${c.after}`).values()) {
+            let text = ''
+            let count = 0
+            for (const row of await scan.range(group[0].type, group[0].after, group[0].upTo)) {
+              const line = shape(row)
+              if (line === undefined) continue
+              text += `${line}\n`
+              count++
+            }
+            for (const [i, chunk] of group.entries()) {
+              const file = cursor.files.find((f) => f.id === chunk.fileId) as ExportFile
+              const now = i === 0 ? { text, count, bytes: Buffer.byteLength(text) } : { text: '', count: 0, bytes: 0 }
+              file.count += now.count - chunk.count
+              file.bytes += now.bytes - chunk.bytes
+              cursor.exported += now.count - chunk.count
+              rewrites.push({ chunk, text: now.text })
+            }
+          }
+          cursor.unsettled = undefined
+          const write = async (tx?: TxSql) => {
+            for (const { chunk, text } of rewrites) await store.putChunk(run.id, chunk.fileId, chunk.n, text, tx)
+            await run.checkpoint({ cursor, processed: cursor.exported }, tx)
+          }
+          if (store.inDatabase) await run.sql.begin((tx) => write(tx))
+          else await write()
+          if (work.uncovered.length === 0) return
+          for (const row of await scan.rows(work.uncovered)) {
+            const text = shape(row)
+            if (text !== undefined) append(row.type, text)
+          }
         }
         // The next page is asked for as soon as this one has come (its keyset start is this one's last
         // rid): the database reads it while this one is written out.
@@ -128,6 +181,12 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
             if (text !== undefined) append(row.type, text)
           }
           if (rows.length > 0) cursor.after = rows[rows.length - 1].rid
+          if (cursor.unsettled && (settled || !more)) {
+            await settling
+            if (more) await next.catch(() => {}) // may have been read before the settling: read again
+            await resolveLate(cursor.unsettled)
+            if (more) next = scan.page(cursor.after, PAGE)
+          }
           if (!more) break
           if (buffered >= FLUSH_BYTES)
             await flush().catch(async (err) => {
@@ -201,29 +260,4 @@ function elementsByType(elements: string[] | undefined): ((type: string) => Set<
 async function countOf(sql: Sql, types: string[]): Promise<number> {
   const [row] = await sql<{ n: string }[]>`select coalesce(sum(n), 0)::text as n from resource_count where res_type = any(${types}::text[])`
   return Number(row.n)
-}
-
-/**
- * Waits until writes that may carry a lastUpdated up to transactionTime have committed: the versions'
- * lastUpdated is taken by the writing node before its statement, so one in flight at the instant could
- * commit just after the scan passed its row. Waits SETTLE_MS past the instant (clock skew between nodes,
- * creates queued for a statement), then for every transaction of this database begun before that to end
- * (at most a minute: a transaction held longer is not waited for, and said so).
- */
-async function settle(sql: Sql, transactionTime: string): Promise<void> {
-  const horizon = Date.parse(transactionTime) + SETTLE_MS
-  const until = Date.now() + SETTLE_WAIT_MAX_MS
-  for (;;) {
-    const [row] = await sql<{ open: number; ahead: boolean }[]>`
-      select (select count(*)::int from pg_stat_activity
-              where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()
-                and xact_start <= ${new Date(horizon)}) as open,
-             now() > ${new Date(horizon)} as ahead`
-    if (row.ahead && row.open === 0) return
-    if (Date.now() > until) {
-      log.warn('export: transactions begun before its transactionTime are still open; exporting without waiting for them', { open: row.open })
-      return
-    }
-    await Bun.sleep(100)
-  }
 }

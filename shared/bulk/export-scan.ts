@@ -25,7 +25,14 @@ export interface ScanRow {
 }
 
 export interface ExportScan {
+  /** Up to `limit` rows after the rid `after`. */
   page(after: string, limit: number): Promise<ScanRow[]>
+  /** Every row of `type` with a rid in (after, upTo]. */
+  range(type: string, after: string, upTo: string): Promise<ScanRow[]>
+  /** The rows of these rids. */
+  rows(rids: string[]): Promise<ScanRow[]>
+  /** Resources of the export's types with a rid up to `upTo` whose current version is from `lateFrom` on. */
+  lateRows(lateFrom: string, upTo: string): Promise<{ rid: string; type: string }[]>
 }
 
 /**
@@ -35,16 +42,15 @@ export interface ExportScan {
 export async function exportScan(sql: Sql, p: ExportParams, types: readonly string[], transactionTime: string, baseUrl: string): Promise<ExportScan> {
   const filters = await typeFilters(sql, p.typeFilters, baseUrl)
   const T = transactionTime
-  return {
-    async page(after, limit) {
-      const r = sql('r0')
-      const since = p.since ? sql`and ${r}.last_updated > ${p.since}::timestamptz` : sql``
-      const sinceThen = p.since ? sql`and h.last_updated > ${p.since}::timestamptz` : sql``
-      const filtered = filters.length > 0 ? sql`and ${typeFilterMatch(sql, filters)}` : sql``
-      const members = p.level === 'system' ? sql`` : sql`and ${compartmentMatch(sql, p.patients)}`
-      // The history of a row is read only when its current version is later than the instant (the
-      // condition on r0 inside the lateral subquery is a one-time filter of it).
-      return sql<ScanRow[]>`
+  const select = (where: Fragment, limit?: number): Promise<ScanRow[]> => {
+    const r = sql('r0')
+    const since = p.since ? sql`and ${r}.last_updated > ${p.since}::timestamptz` : sql``
+    const sinceThen = p.since ? sql`and h.last_updated > ${p.since}::timestamptz` : sql``
+    const filtered = filters.length > 0 ? sql`and ${typeFilterMatch(sql, filters)}` : sql``
+    const members = p.level === 'system' ? sql`` : sql`and ${compartmentMatch(sql, p.patients)}`
+    // The history of a row is read only when its current version is later than the instant (the
+    // condition on r0 inside the lateral subquery is a one-time filter of it).
+    return sql<ScanRow[]>`
         select ${r}.rid::text, ${r}.res_type as type, ${r}.id,
           case when ${r}.last_updated <= ${T}::timestamptz then ${r}.content else h.content end as content,
           ${r}.last_updated > ${T}::timestamptz as changed
@@ -54,12 +60,21 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
           where h.rid = ${r}.rid and ${r}.last_updated > ${T}::timestamptz and h.last_updated <= ${T}::timestamptz
           order by h.version desc limit 1
         ) h on true
-        where ${r}.rid > ${after}::bigint and ${r}.res_type = any(${types as string[]}::text[])
+        where ${where}
           and ((${r}.last_updated <= ${T}::timestamptz and not ${r}.deleted ${since} ${filtered} ${members})
             or (${r}.last_updated > ${T}::timestamptz and h.content is not null ${sinceThen} ${filtered}))
         order by ${r}.rid
-        limit ${limit}`
-    },
+        ${limit === undefined ? sql`` : sql`limit ${limit}`}`
+  }
+  const ofTypes = () => sql`r0.res_type = any(${types as string[]}::text[])`
+  return {
+    page: (after, limit) => select(sql`r0.rid > ${after}::bigint and ${ofTypes()}`, limit),
+    range: (type, after, upTo) => select(sql`r0.rid > ${after}::bigint and r0.rid <= ${upTo}::bigint and r0.res_type = ${type}`),
+    rows: (rids) => select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`),
+    lateRows: (lateFrom, upTo) =>
+      sql<{ rid: string; type: string }[]>`
+        select rid::text, res_type as type from resource r0
+        where last_updated >= ${lateFrom}::timestamptz and rid <= ${upTo}::bigint and ${ofTypes()}`,
   }
 }
 
