@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { createResource, useTestServer } from './harness'
 import { type Loaded, loadSynthea, ofType } from './load-data'
-import { type PlanNode, planOf, planShape, searchStatements } from './plans'
+import { type PlanNode, planOf, planShape, searchCost, searchStatements } from './plans'
 import { getOk, hasCoding, keys, matchKeysOf } from './search-expect'
 
 // Loaded one resource at a time, as a bulk load without jobs: no ANALYZE runs (db/analyze.ts runs after jobs).
@@ -118,6 +118,14 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     // the search value's precision is its own digits: the same number as written matches exactly
     expect(await firstPage(`/Observation?value-quantity=${v}`)).toEqual(first(await byRid(expected)).sort())
     expect(await planProblems(`Observation?value-quantity=${v}`)).toEqual([])
+  })
+
+  test("Observation?_lastUpdated=gt<tomorrow> (a range of the resources' update key, not every Observation read)", async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    expect(await firstPage(`/Observation?_lastUpdated=gt${tomorrow}`)).toEqual([])
+    expect((await firstPage(`/Observation?_lastUpdated=le${tomorrow}`)).length).toBe(20)
+    expect((await searchCost(url(), `Observation?_lastUpdated=gt${tomorrow}`)).rows).toBeLessThan(50)
+    expect(await planProblems(`Observation?_lastUpdated=gt${tomorrow}`)).toEqual([])
   })
 
   test('Patient?_has:Observation:patient:code=8302-2&_total=accurate', async () => {

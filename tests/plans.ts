@@ -74,6 +74,50 @@ export async function planOf(url: string, st: Statement, custom: boolean): Promi
   }
 }
 
+/**
+ * What the first page of `path` reads, run as the server plans it: the shared buffers (hit + read)
+ * of its statements and the rows their scans return or filter out (every loop), with each statement's
+ * plan as text. Counts, not timings: the plan tests compare them with what a linear shape reads.
+ */
+export async function searchCost(
+  url: string,
+  path: string,
+  opts: { text?: boolean; timeoutMs?: number } = {},
+): Promise<{ buffers: number; rows: number; ms: number; plans: string[][] }> {
+  const { statements, custom } = await searchStatements(url, path, opts.timeoutMs ?? 60_000)
+  const sql = postgres(url, { max: 1, onnotice: () => {}, types: {}, connection: { jit: 'off' } as Record<string, string> })
+  const out = { buffers: 0, rows: 0, ms: 0, plans: [] as string[][] }
+  try {
+    for (const st of statements) {
+      // the per-type sizes (query/type-sizes.ts), read every few seconds, not per search
+      if (st.query.includes('resource_count')) continue
+      const run = (format: string) =>
+        sql.begin(async (tx) => {
+          await tx.unsafe(`set local plan_cache_mode = ${custom ? 'force_custom_plan' : 'force_generic_plan'}`)
+          await tx.unsafe(`prepare cost_check as ${st.query}`)
+          const args = st.params.length > 0 ? `(${st.params.map(literal).join(', ')})` : ''
+          const rows = await tx.unsafe(`explain (analyze, buffers${format}) execute cost_check${args}`)
+          await tx.unsafe('deallocate cost_check')
+          return rows
+        })
+      const [json] = await run(', format json')
+      const top = (json['QUERY PLAN'] as any)[0]
+      out.buffers += (top.Plan['Shared Hit Blocks'] ?? 0) + (top.Plan['Shared Read Blocks'] ?? 0)
+      out.ms += top['Execution Time'] ?? 0
+      out.rows += planNodes(top.Plan).reduce((n, p: any) => (/Scan$/.test(p['Node Type']) && p['Relation Name'] ? n + scanned(p) : n), 0)
+      if (opts.text) out.plans.push((await run('')).map((r: any) => r['QUERY PLAN'] as string))
+    }
+    return out
+  } finally {
+    await sql.end()
+  }
+}
+
+// Rows a scan node produced or threw away, over all its loops.
+function scanned(p: any): number {
+  return ((p['Actual Rows'] ?? 0) + (p['Rows Removed by Filter'] ?? 0) + (p['Rows Removed by Index Recheck'] ?? 0)) * (p['Actual Loops'] ?? 1)
+}
+
 /** Every node of a plan, depth first. */
 export function planNodes(p: PlanNode): PlanNode[] {
   return [p, ...(p.Plans ?? []).flatMap(planNodes)]
