@@ -1,14 +1,14 @@
 // The index rows of new resources written with COPY (db/copy-rows.ts) rather than as CTEs of the write's
 // statement (index-store.ts): a bulk import's fresh resources, which have no earlier rows to delete. The
 // columns of each table are those its type's `insert` (types/<type>.ts) fills, in the same order,
-// from the same row properties, beside it in its unit (`copy`); tests/bulk-import-copy.test.ts compares every
-// index row written both ways. A type without `copy` (composite, whose rows are reshaped first) keeps its CTE, as
-// do the full-text rows (to_tsvector, which COPY cannot call): those CTEs are returned for the caller's
-// statement.
+// from the same row properties (reshaped first as `insert` reshapes them: composite), beside it in its
+// unit (`copy`); tests/bulk-import-copy.test.ts compares every index row written both ways. A type without
+// `copy` keeps its CTE, as do the full-text rows (to_tsvector, which COPY cannot call): those CTEs are
+// returned for the caller's statement.
 import type { TxSql } from '../../../db/client'
 import { copyRows } from '../../../db/copy-rows'
 import type { IndexRowSet, IndexWriter, PendingCtes } from '../../repo/collaborators'
-import { paramType } from '../types'
+import { type Keyed, paramType } from '../types'
 import { type ExtractedRows, extractedCtes, indexWriter } from './index-store'
 
 /** The repository's index writer (index-store.ts) that can also COPY the rows of new resources. */
@@ -27,7 +27,10 @@ export async function copyIndexRows(tx: TxSql, x: ExtractedRows): Promise<Pendin
   for (const type of Object.keys(x.rows) as (keyof RowsOf)[]) {
     const t = paramType(type)
     const spec = t?.copy
-    if (t && spec) await copyRows(tx, t.table, spec.columns, x.rows[type] as object[], spec.keys)
+    if (t && spec) {
+      const rows = x.rows[type] as Keyed<object>[]
+      await copyRows(tx, t.table, spec.columns, spec.shape ? spec.shape(rows) : rows, spec.keys)
+    }
     ;(rest[type] as unknown[]) = spec ? [] : x.rows[type]
   }
   const ctes = extractedCtes(tx, { rows: rest, text: x.text }, [])

@@ -121,6 +121,14 @@ interface CompositeColumns {
   dhi2: string | null
 }
 
+/** The properties of CompositeColumns in the table's column order. */
+const COLUMN_KEYS = ['rid', 'resType', 'code', 'system1', 'value1', 'system2', 'value2', 'lo2', 'hi2', 'unit2', 'dlo2', 'dhi2'] as const
+
+/** The rows as the table's columns, those not indexed left out. */
+function compositeRows(rows: Keyed<CompositeRow>[]): CompositeColumns[] {
+  return rows.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
+}
+
 /** A two-part composite (first part a token) in the columns of its second part's kind; others are not indexed. */
 function compositeColumns(row: Keyed<CompositeRow>): CompositeColumns | undefined {
   if (row.parts.length !== 2 || row.parts[0].type !== 'token') return undefined
@@ -173,13 +181,17 @@ export const compositeType = registerParamType<CompositeRow>({
     const components = (def.components ?? []).map((c) => componentPlan(c, compile))
     return (roots, ctx, state) => extractComposite(roots, ctx, components, state.resource, state.shared as PartRows)
   },
+  copy: {
+    columns: ['rid', 'res_type', 'code', 'system1', 'value1', 'system2', 'value2', 'lo2', 'hi2', 'unit2', 'dlo2', 'dhi2'],
+    keys: COLUMN_KEYS,
+    shape: compositeRows,
+  },
   insert: (tx, rows) => {
-    const comp = rows.map(compositeColumns).filter((c): c is CompositeColumns => c !== undefined)
+    const comp = compositeRows(rows)
     if (comp.length === 0) return undefined
     return tx`ins_composite as (insert into idx_composite (rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2)
       select rid::bigint, res_type, code, system1, value1, system2, value2, lo2::numeric, hi2::numeric, unit2, dlo2::timestamptz, dhi2::timestamptz
-      from ${textColumns(tx, comp, ['rid', 'resType', 'code', 'system1', 'value1', 'system2', 'value2', 'lo2', 'hi2', 'unit2', 'dlo2', 'dhi2'])}
-        as x(rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2))`
+      from ${textColumns(tx, comp, COLUMN_KEYS)} as x(rid, res_type, code, system1, value1, system2, value2, lo2, hi2, unit2, dlo2, dhi2))`
   },
   // Two parts on one row: a range at worst.
   driverRank: 3,

@@ -84,9 +84,11 @@ export interface ParamType<Row = any> extends ParamHandler {
   complete?(rows: Row[], all: Record<string, unknown[]>): void
   /**
    * The table's columns as COPY fills them for new resources (index/index-copy.ts), and the row property
-   * of each: the same columns, order and properties as `insert`. None: the type's rows keep their CTE.
+   * of each: the same columns, order and properties as `insert`; `shape` makes the objects COPY reads
+   * of the rows when they are not the rows themselves (as `insert` reshapes them). None: the type's rows
+   * keep their CTE.
    */
-  copy?: { columns: readonly string[]; keys: readonly string[] }
+  copy?: { columns: readonly string[]; keys: readonly string[]; shape?(rows: Keyed<Row>[]): object[] }
   /** The CTE (`ins_<type> as (insert ...)`) that inserts rows of stored versions; undefined when none is kept. */
   insert(tx: TxSql, rows: Keyed<Row>[]): Fragment | undefined
   // Query side.
