@@ -118,6 +118,13 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     // the search value's precision is its own digits: the same number as written matches exactly
     expect(await firstPage(`/Observation?value-quantity=${v}`)).toEqual(first(await byRid(expected)).sort())
     expect(await planProblems(`Observation?value-quantity=${v}`)).toEqual([])
+    // the value is a range of the quantity lookup: its rows, not every row of the code (over 1,000 here)
+    expect((await searchCost(url(), `Observation?value-quantity=${v}`)).rows).toBeLessThan(50 + 10 * expected.length)
+    // a one-sided range too (ge: one comparison on the upper end, no `is null or` for an open Range)
+    const top = Math.max(...ofType(data, 'Observation').map((x) => x.valueQuantity?.value ?? 0))
+    const above = keysOf(ofType(data, 'Observation').filter((x) => x.valueQuantity?.value >= top))
+    expect(await firstPage(`/Observation?value-quantity=ge${top}`)).toEqual(first(await byRid(above)).sort())
+    expect((await searchCost(url(), `Observation?value-quantity=ge${top}`)).rows).toBeLessThan(50 + 10 * above.length)
   })
 
   test("Observation?_lastUpdated=gt<tomorrow> (a range of the resources' update key, not every Observation read)", async () => {

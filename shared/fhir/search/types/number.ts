@@ -204,6 +204,15 @@ export function numberPredicate(sql: Sql, raw: string, code: string, target: Tar
   return rangePredicate(sql, search.prefix, { lo: sql`${r.lo}::numeric`, hi: sql`${r.hi}::numeric`, hiInclusive: r.hiInclusive }, target)
 }
 
+/**
+ * The range of a number or quantity row `i`: its value, or for a Range its two ends, a missing end
+ * unbounded (±Infinity rather than an `is null or` each prefix would need: one comparison per end, so
+ * that the lookup index on these expressions serves it, sql/migrations/0025_value_range_keys.sql).
+ */
+export function valueOrRange(sql: Sql): TargetRange {
+  return { lo: sql`coalesce(i.value, i.lo, '-Infinity'::numeric)`, hi: sql`coalesce(i.value, i.hi, 'Infinity'::numeric)` }
+}
+
 // A row is its value, or for a Range its two ends (a missing end is open).
 export const numberType = registerParamType<NumberRow>({
   type: 'number',
@@ -217,8 +226,7 @@ export const numberType = registerParamType<NumberRow>({
   // A range: the likeliest to match many rows.
   driverRank: 3,
   modifiers: new Set(),
-  predicate: (sql, raw, ctx) =>
-    numberPredicate(sql, unescape(raw), ctx.def.code, { lo: sql`coalesce(i.value, i.lo)`, hi: sql`coalesce(i.value, i.hi)`, open: true }),
+  predicate: (sql, raw, ctx) => numberPredicate(sql, unescape(raw), ctx.def.code, valueOrRange(sql)),
   sortValue: (sql, desc) => (desc ? sql`max(coalesce(i.value, i.hi))` : sql`min(coalesce(i.value, i.lo))`),
   filterOps: PREFIX_OPS,
 })

@@ -7,7 +7,7 @@ import { splitEscaped, unescape } from '../escape'
 import { textColumns } from '../../../db/text-columns'
 import { type Fragment, PREFIX_OPS, registerParamType } from './param-type'
 import type { ExtractContext, TypedValue } from './typed-value'
-import { numberPredicate, precisionRange, type TargetRange } from './number'
+import { numberPredicate, precisionRange, type TargetRange, valueOrRange } from './number'
 import { decimalValue, numberText } from '../../format/json'
 
 export interface QuantityRow {
@@ -104,7 +104,7 @@ export const quantityType = registerParamType<QuantityRow>({
   modifiers: new Set(),
   predicate: (sql, raw, ctx) =>
     quantityPredicate(sql, raw, ctx.def.code, {
-      target: { lo: sql`coalesce(i.value, i.lo)`, hi: sql`coalesce(i.value, i.hi)`, open: true },
+      target: valueOrRange(sql),
       system: sql`i.system`,
       code: sql`i.unit_code`,
       unit: sql`i.unit`,
