@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { createResource, useTestServer } from './harness'
 import { type Loaded, loadSynthea, ofType } from './load-data'
-import { type PlanNode, planOf, planShape, searchCost, searchStatements } from './plans'
+import { type PlanNode, planNodes, planOf, planShape, searchCost, searchStatements } from './plans'
 import { getOk, hasCoding, keys, matchKeysOf } from './search-expect'
 
 // Loaded one resource at a time, as a bulk load without jobs: no ANALYZE runs (db/analyze.ts runs after jobs).
@@ -133,6 +133,20 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     expect((await firstPage(`/Observation?_lastUpdated=le${tomorrow}`)).length).toBe(20)
     expect((await searchCost(url(), `Observation?_lastUpdated=gt${tomorrow}`)).rows).toBeLessThan(50)
     expect(await planProblems(`Observation?_lastUpdated=gt${tomorrow}`)).toEqual([])
+  })
+
+  test('Observation?date=<year> (eq: the date index read for that year only, both ends an index bound)', async () => {
+    const year = '2015'
+    const expected = keysOf(ofType(data, 'Observation').filter((o) => typeof o.effectiveDateTime === 'string' && o.effectiveDateTime.startsWith(year)))
+    expect(await firstPage(`/Observation?date=${year}`)).toEqual(first(await byRid(expected)).sort())
+    const { statements } = await searchStatements(url(), `Observation?date=${year}`)
+    const conds = (await Promise.all(statements.map((st) => planOf(url(), st, false))))
+      .flatMap(planNodes)
+      .filter((p) => p['Index Name'] === 'idx_date_lookup' || p['Index Name'] === 'idx_date_sort')
+      .map((p: any) => String(p['Index Cond']))
+    expect(conds.length).toBeGreaterThan(0)
+    // the start's range on the lookup, or the end's on the sort key: bounded both ways
+    for (const c of conds) expect(c).toMatch(/lo >= .*lo < |hi >= .*hi < /)
   })
 
   test('Patient?_has:Observation:patient:code=8302-2&_total=accurate', async () => {

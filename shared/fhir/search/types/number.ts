@@ -104,7 +104,10 @@ export function rangePredicate(sql: Sql, prefix: Prefix, s: SearchRange, t: Targ
   const beyond = s.hiInclusive ? sql`>` : sql`>=`
   switch (prefix) {
     case 'eq':
-      return sql`${cmp(t.lo, sql`>=`, s.lo, false)} and ${cmp(t.hi, within, s.hi, false)}`
+      // A row's range starts before it ends, so t within s also has each end within s: said, that bounds
+      // an index range on either end from both sides (`date=2014`: one year of the date lookup or of the
+      // date sort key, whichever a plan picks, not every date from 2014 on or up to 2014).
+      return sql`${cmp(t.lo, sql`>=`, s.lo, false)} and ${cmp(t.lo, within, s.hi, false)} and ${cmp(t.hi, sql`>=`, s.lo, false)} and ${cmp(t.hi, within, s.hi, false)}`
     case 'ne':
       return sql`(${cmp(t.lo, sql`<`, s.lo, true)} or ${cmp(t.hi, beyond, s.hi, true)})`
     case 'gt':
