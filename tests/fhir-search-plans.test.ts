@@ -9,6 +9,7 @@ import { createResource, useTestServer } from './harness'
 import { type Loaded, loadSynthea, ofType } from './load-data'
 import { type PlanNode, planNodes, planOf, planShape, searchCost, searchStatements } from './plans'
 import { getOk, hasCoding, keys, matchKeysOf } from './search-expect'
+import { normalizeString } from '../shared/fhir/search/types/string'
 
 // Loaded one resource at a time, as a bulk load without jobs: no ANALYZE runs (db/analyze.ts runs after jobs).
 const s = useTestServer({ ENFORCE_REFERENTIAL_INTEGRITY: 'false' })
@@ -133,6 +134,20 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     expect((await firstPage(`/Observation?_lastUpdated=le${tomorrow}`)).length).toBe(20)
     expect((await searchCost(url(), `Observation?_lastUpdated=gt${tomorrow}`)).rows).toBeLessThan(50)
     expect(await planProblems(`Observation?_lastUpdated=gt${tomorrow}`)).toEqual([])
+  })
+
+  test('Observation?code:text=<a rare display> (a range of the text key, not every code row read)', async () => {
+    const texts = (o: any) => [...(o.code?.coding ?? []).map((c: any) => c.display), o.code?.text].filter((t) => typeof t === 'string').map(normalizeString)
+    const counts = new Map<string, number>()
+    for (const o of ofType(data, 'Observation')) for (const t of new Set(texts(o))) counts.set(t, (counts.get(t) ?? 0) + 1)
+    const [rare] = [...counts].filter(([t, n]) => n <= 3 && /^[A-Z]{4}/.test(t)).map(([t]) => t)
+    const prefix = rare.slice(0, 10)
+    const expected = keysOf(ofType(data, 'Observation').filter((o) => texts(o).some((t) => t.startsWith(prefix))))
+    expect(expected.length).toBeGreaterThan(0)
+    const path = `Observation?code:text=${encodeURIComponent(prefix.toLowerCase())}`
+    expect(await firstPage(`/${path}`)).toEqual(first(await byRid(expected)).sort())
+    expect((await searchCost(url(), path)).rows).toBeLessThan(50 + 10 * expected.length)
+    expect(await planProblems(path)).toEqual([])
   })
 
   test('Observation?date=<year> (eq: the date index read for that year only, both ends an index bound)', async () => {

@@ -10,7 +10,7 @@ import { textColumns } from '../../../db/text-columns'
 import { type Fragment, registerParamType } from './param-type'
 import { codeSystemIdOf, splitCanonical, valueSetIdOf } from '../../terminology/resolve'
 import { type ReferenceRow, referencedPatient } from './reference'
-import { likePrefix, normalizeString } from './string'
+import { normalizeString, startsWith } from './string'
 
 export interface TokenRow {
   code: string
@@ -86,7 +86,8 @@ export const tokenType = registerParamType<TokenRow>({
   modifiers: new Set(['not', 'text', 'in', 'not-in', 'above', 'below']),
   negating: new Set(['not', 'not-in']),
   predicate(sql, raw, ctx) {
-    if (ctx.modifier === 'text') return sql`i.text_norm like ${likePrefix(normalizeString(unescape(raw)))}`
+    // a range of the text key (sql/migrations/0026_token_text_key.sql), as a string's starts-with
+    if (ctx.modifier === 'text') return startsWith(sql, sql`i.text_norm`, normalizeString(unescape(raw)))
     if (ctx.modifier === 'in' || ctx.modifier === 'not-in') {
       const [url, version] = splitCanonical(unescape(raw))
       if (url === '') throw invalid(`Missing value set URL for parameter ${ctx.def.code}:${ctx.modifier}`)
