@@ -3,7 +3,12 @@
 // other work, runs taken one after the other differ by more than the effect looked for).
 // Usage: BENCH_DB=<a database bench/search.ts loaded and kept> bun run bench/search-ab.ts <treeA> <treeB> [seconds] [rounds]
 //   Q=subject (default): Observation?subject=Patient/{id}&code=...; Q=empty: the same with unknown patients.
-import { readFileSync } from 'node:fs'
+//   DELAY_MS=<ms>: each connection waits that long after each answer (wrk's delay()), so both nodes are
+//   offered the same rate below what they can serve: CPU per request then compares at equal throughput
+//   (at full load it grows as a node's rate falls: fewer requests share each wakeup of the event loop).
+//   ENV_A / ENV_B: settings for one node only ('FHIR_RATE_LIMIT=0 SEARCH_STATEMENT_TIMEOUT_MS=0'), to A/B a
+//   setting on one tree.
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createSql } from '../shared/db/client'
 import { type BenchServer, startBenchServer, wrk } from './server'
 import { pathsScript } from './workload'
@@ -19,9 +24,18 @@ const cpuSeconds = (pid: number) => {
   return (Number(f[11]) + Number(f[12])) / 100
 }
 
-async function start(tree: string, port: number): Promise<BenchServer> {
+/** 'K=V K2=V2' as an environment. */
+const envOf = (spec = '') =>
+  Object.fromEntries(
+    spec
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => kv.split('=', 2) as [string, string]),
+  )
+
+async function start(tree: string, port: number, env: Record<string, string>): Promise<BenchServer> {
   process.env.BENCH_TREE = tree
-  const s = await startBenchServer(port)
+  const s = await startBenchServer(port, env)
   for (let i = 0; i < 600; i++) {
     try {
       if ((await fetch(`${s.base}/healthz`)).ok) break
@@ -31,8 +45,8 @@ async function start(tree: string, port: number): Promise<BenchServer> {
   return s
 }
 
-const a = await start(treeA, 18401)
-const b = await start(treeB, 18402)
+const a = await start(treeA, 18401, envOf(process.env.ENV_A))
+const b = await start(treeB, 18402, envOf(process.env.ENV_B))
 const sql = createSql(a.databaseUrl, { max: 2 })
 try {
   const ids =
@@ -45,6 +59,7 @@ try {
     '/tmp/bench-search-ab.lua',
     ids.map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`),
   )
+  if (process.env.DELAY_MS) writeFileSync(script, `${readFileSync(script, 'utf8')}delay = function()\n  return ${Number(process.env.DELAY_MS)}\nend\n`)
   const both = (s: number) => Promise.all([a, b].map((x) => wrk(`${x.base}/fhir/metadata`, { connections, seconds: s, script })))
   await both(10) // warm-up
   const total = { a: { cpu: 0, n: 0 }, b: { cpu: 0, n: 0 } }
@@ -63,7 +78,8 @@ try {
     )
   }
   const per = (t: { cpu: number; n: number }) => Math.round((t.cpu * 1e6) / t.n)
-  console.log(`server CPU per request: A (${treeA}) ${per(total.a)} µs, B (${treeB}) ${per(total.b)} µs`)
+  const name = (tree: string, env?: string) => (env ? `${tree} ${env}` : tree)
+  console.log(`server CPU per request: A (${name(treeA, process.env.ENV_A)}) ${per(total.a)} µs, B (${name(treeB, process.env.ENV_B)}) ${per(total.b)} µs`)
 } finally {
   await sql.end()
   await a.stop()

@@ -23,10 +23,13 @@ export interface RenderOptions {
   requestId?: string
   /** XML written from stored JSON text, reused while that text is read again. */
   xmlCache?: XmlRenderCache
+  /** Headers of the HTTP edge (the rate limit's), over the interaction's own. */
+  extraHeaders?: Record<string, string>
 }
 
 export function render(res: FhirResponse, opts: RenderOptions): Response {
   const headers: Record<string, string> = { ...(res.headers ?? {}) }
+  if (opts.extraHeaders) for (const k in opts.extraHeaders) headers[k] = opts.extraHeaders[k]
   if (opts.requestId) headers['x-request-id'] = opts.requestId
   if (res.etag) headers.etag = res.etag
   if (res.lastModified) headers['last-modified'] = res.lastModified.toUTCString()

@@ -36,19 +36,17 @@ export interface FhirDeps {
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
 
 export function fhirRoutes(deps: FhirDeps) {
-  const fixed: FhirContext | undefined = deps.config.publicBaseUrl
-    ? { repo: deps.repo, config: deps.config, baseUrl: `${deps.config.publicBaseUrl}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
-    : undefined
+  const fixedBase = deps.config.publicBaseUrl ? `${deps.config.publicBaseUrl}/fhir` : undefined
   const xmlCache = new XmlRenderCache(deps.config.xmlRenderCacheBytes)
   const bulkStore = bulkFileStore(deps.repo.sql, deps.config)
   const limiters = surfaceLimiters(deps)
-  const handle = ({ request, server }: { request: Request; server: Peer | null }) => handleFhir(request, fixed, deps, xmlCache, bulkStore, limiters, server)
+  const handle = ({ request, server }: { request: Request; server: Peer | null }) => handleFhir(request, fixedBase, deps, xmlCache, bulkStore, limiters, server)
   return new Elysia({ name: 'fhir' }).all('/fhir', handle, { parse: 'none' }).all('/fhir/*', handle, { parse: 'none' })
 }
 
 async function handleFhir(
   request: Request,
-  fixed: FhirContext | undefined,
+  fixedBase: string | undefined,
   deps: FhirDeps,
   xmlCache: XmlRenderCache,
   bulkStore: BulkFileStore,
@@ -56,8 +54,8 @@ async function handleFhir(
   server: Peer | null,
 ): Promise<Response> {
   const url = new URL(request.url)
-  const base = fixed ?? { repo: deps.repo, config: deps.config, baseUrl: `${url.origin}/fhir`, secret: deps.secret, jobs: deps.jobs, redis: deps.redis }
-  const ctx: FhirContext = { ...base, client: request }
+  const baseUrl = fixedBase ?? `${url.origin}/fhir`
+  const ctx: FhirContext = { repo: deps.repo, config: deps.config, baseUrl, secret: deps.secret, jobs: deps.jobs, redis: deps.redis, client: request }
   const query = url.searchParams
   const accept = request.headers.get('accept')
   const requestId = request.headers.get('x-request-id') ?? crypto.randomUUID()
@@ -127,8 +125,7 @@ async function handleFhir(
         : path[0] === '$bundle-status' && path.length === 1 && req.method === 'GET'
           ? await bundleStatus(req, ctx, deps.jobs)
           : await route(req, ctx)
-    if (rateHeaders) res.headers = { ...res.headers, ...rateHeaders }
-    return render(res, { format, pretty, head, requestId, xmlCache, ...page })
+    return render(res, { format, pretty, head, requestId, xmlCache, extraHeaders: rateHeaders, ...page })
   } catch (err) {
     const appErr = toAppError(err)
     if (appErr.category === 'fault')

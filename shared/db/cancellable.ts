@@ -122,6 +122,13 @@ function sweep(): void {
   }
 }
 
+/** What a cache of the pool keys on: the pool's options object, the same for the pool and every view of it
+ *  (each view is a new function per request: a cache keyed by the function missed on every search). A
+ *  transaction has no options of its own: it is its own key. */
+export function poolOf(sql: Sql): object {
+  return (sql as unknown as { options?: object }).options ?? sql
+}
+
 /** A view of `sql` whose statements are cancelled when `client`'s signal aborts (see above); `release`
  *  when the request is answered. */
 export function cancelledOnAbort(sql: Sql, client: Client): { sql: Sql; release(): void } {

@@ -1,6 +1,7 @@
 // The R4 CodeSystems and ValueSets of the definitions package (FHIR, v2 tables, v3 code systems),
 // loaded into the concept store once per database, on the first terminology request: a marker in
 // term_state says it is done, so server start and databases that never use terminology pay nothing.
+import { poolOf } from '../../db/cancellable'
 import type { Sql, TxSql } from '../../db/client'
 import { loadDefinitionBundle, releaseDefinitionBundles } from '../definitions/load'
 import { flattenCodeSystem } from './code-system'
@@ -8,11 +9,12 @@ import { allocateCodeSystemIds, type CodeSystemEntry, insertCtes, runCtes, type 
 
 const FILES = ['valuesets.json', 'v3-codesystems.json', 'v2-tables.json']
 
-/** Pools known to see a loaded store (a rebuild reloads the built-ins in the same transaction). */
-const loaded = new WeakSet<Sql>()
+/** Pools known to see a loaded store (a rebuild reloads the built-ins in the same transaction); keyed by
+ *  poolOf, or a search's per-request view of the pool (db/cancellable.ts) read term_state every time. */
+const loaded = new WeakSet<object>()
 
 export async function ensureBuiltinTerminology(sql: Sql): Promise<void> {
-  if (loaded.has(sql)) return
+  if (loaded.has(poolOf(sql))) return
   const [state] = await sql<{ loaded: boolean }[]>`select builtin_loaded_at is not null as loaded from term_state`
   if (!state?.loaded) {
     await sql.begin(async (tx) => {
@@ -22,7 +24,7 @@ export async function ensureBuiltinTerminology(sql: Sql): Promise<void> {
       await tx`update term_state set builtin_loaded_at = now(), generation = generation + 1`
     })
   }
-  loaded.add(sql)
+  loaded.add(poolOf(sql))
 }
 
 /** Inserts the built-in rows (the caller holds the term_state row lock and has cleared what it replaces). */

@@ -3,6 +3,7 @@
 // rows) and pays for its larger statement (Patient?name=<family> at 2,900 against 1,900 req/s on
 // Synthea x10). From the exact per-type counts of $get-resource-counts (resource_count, migration
 // 0011), read at most every few seconds per connection pool.
+import { poolOf } from '../../../db/cancellable'
 import type { Sql } from '../../../db/client'
 import { resourceCounts } from '../../repo/resource-counts'
 
@@ -15,10 +16,6 @@ interface Sizes {
 }
 
 const byPool = new WeakMap<object, Sizes>()
-
-// The pool's options object: the same for the pool, the per-request wrappers of it (db/cancellable.ts
-// proxies it) and its transactions, where the wrappers themselves are new objects each time.
-const poolOf = (sql: Sql): object => (sql as unknown as { options?: object }).options ?? sql
 
 /** The number of resources of `type` (tombstones included), at most FRESH_MS old. */
 export async function typeSize(sql: Sql, type: string): Promise<number> {
