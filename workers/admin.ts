@@ -39,7 +39,7 @@ export function adminRegistrations(deps: WorkerDeps): Registration[] {
       every: { ms: 10_000, data: {} },
       process: async () => {
         const indexed = (await deps.repo.performReindexingPass()) ?? 0
-        if (indexed > 0) await analyzeGrownTables(deps.repo.sql)
+        if (indexed > 0) await analyzeGrownTables(deps.repo.sql, { vacuum: true })
         return { indexed }
       },
     },

@@ -64,12 +64,12 @@ export async function runAdminJob(repo: Repo, kinds: ReadonlyMap<string, AdminJo
     const result = await kind.run(run, row.params)
     await finish(sql, id, owner, 'completed', { result })
     // A reindex, an import or an expunge changes many rows: statistics follow (db/analyze.ts).
-    await analyzeGrownTables(sql)
+    await analyzeGrownTables(sql, { vacuum: true })
     return result
   } catch (err) {
     if (err instanceof JobCancelled) {
       await finish(sql, id, owner, 'cancelled', {})
-      await analyzeGrownTables(sql)
+      await analyzeGrownTables(sql, { vacuum: true })
       return { cancelled: true }
     }
     const e = err as Error
