@@ -8,7 +8,7 @@ import { call, type Embedded, embeddedEnv, runCli, startEmbedded, tempDataDir } 
 import { type Proc, stop } from './logged-process'
 
 const procs: Proc[] = []
-const dir = tempDataDir()
+const dir = tempDataDir({ migrated: true })
 let server: Embedded
 let env: Record<string, string>
 

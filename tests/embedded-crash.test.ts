@@ -7,7 +7,7 @@ import { call, type Embedded, startEmbedded, tempDataDir } from './embedded-proc
 import { type Proc, stop } from './logged-process'
 
 const procs: Proc[] = []
-const dir = tempDataDir()
+const dir = tempDataDir({ migrated: true })
 let server: Embedded
 
 beforeAll(async () => {

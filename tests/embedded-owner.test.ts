@@ -8,8 +8,8 @@ import { ROOT, type Embedded, embeddedEnv, startEmbedded, tempDataDir } from './
 import { freePort, type Proc, spawnLogged, stop } from './logged-process'
 
 const procs: Proc[] = []
-const dir = tempDataDir()
-const other = tempDataDir()
+const dir = tempDataDir({ migrated: true })
+const other = tempDataDir({ migrated: true })
 let owner: Embedded
 
 beforeAll(async () => {

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { copyMigratedDataDir } from './embedded-template'
 import { freePort, type Proc, spawnLogged, stop, tail } from './logged-process'
 
 export const ROOT = join(import.meta.dir, '..')
@@ -16,9 +17,13 @@ export function embeddedEnv(dataDir: string, extra: Record<string, string> = {})
   return { ...env, DATABASE_URL: '', REDIS_URL: '', DATA_DIR: dataDir, HOST: '127.0.0.1', ADMIN_API_KEY: EMBEDDED_KEY, LOG_LEVEL: 'info', ...extra }
 }
 
-export function tempDataDir(): { dataDir: string; remove(): void } {
+/** A DATA_DIR in a temporary folder (which also takes its lock and key files); `migrated`: holding a
+ *  database with every migration applied (embedded-template.ts), so that a first start only opens it. */
+export function tempDataDir(opts: { migrated?: boolean } = {}): { dataDir: string; remove(): void } {
   const parent = mkdtempSync(join(tmpdir(), 'fhir-embedded-'))
-  return { dataDir: join(parent, 'pglite'), remove: () => rmSync(parent, { recursive: true, force: true }) }
+  const dataDir = join(parent, 'pglite')
+  if (opts.migrated) copyMigratedDataDir(dataDir)
+  return { dataDir, remove: () => rmSync(parent, { recursive: true, force: true }) }
 }
 
 export interface Embedded extends Proc {

@@ -33,10 +33,15 @@ export async function dropDatabase(name: string): Promise<void> {
 let template: Promise<string> | undefined
 const migratedTemplate = () => (template ??= buildTemplate())
 
-async function buildTemplate(): Promise<string> {
+/** A name for the current set of migrations (file names and contents), for what is built from them. */
+export function migrationsHash(): string {
   const hash = createHash('sha256')
   for (const f of readdirSync(MIGRATIONS).sort()) hash.update(f).update(readFileSync(join(MIGRATIONS, f)))
-  const name = `test_template_${hash.digest('hex').slice(0, 16)}`
+  return hash.digest('hex').slice(0, 16)
+}
+
+async function buildTemplate(): Promise<string> {
+  const name = `test_template_${migrationsHash()}`
   if (await exists(name)) return name
   // Built under a name of its own and renamed when complete: a build cut halfway is never used, and of
   // two processes building at once the first rename wins.
