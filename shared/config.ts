@@ -143,7 +143,7 @@ export interface Config {
 }
 
 export interface JobTakeover {
-  /** A running job's lock lasts this long (its worker renews it at half); once it lapses the job is free. */
+  /** A running job's lock lasts this long (its worker renews it every second); once it lapses the job is free. */
   lockMs?: number
   /** Workers look for jobs whose lock lapsed this often (BullMQ's stalledInterval). */
   stalledCheckMs?: number

@@ -1,5 +1,5 @@
 // A worker killed (SIGKILL) in the middle of a $reindex job, in the cluster form (API and workers as
-// separate processes): a new worker takes the stalled job over once its lock lapses (the tests' 4 s,
+// separate processes): a new worker takes the stalled job over once its lock lapses (the tests' 8 s,
 // FAST_TAKEOVER; the admin queue's own 10 s otherwise) and resumes from the last committed checkpoint, so the job finishes with exactly `total` processed (a
 // redone batch would count twice, a skipped one would leave it short) and every resource indexed.
 import { expect, test } from 'bun:test'

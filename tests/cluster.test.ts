@@ -367,7 +367,7 @@ describe('cluster: two API nodes behind nginx, workers, PostgreSQL, Redis', () =
 
     // A new worker. BullMQ hands a stalled job over once its lock has expired (JOB_LOCK_MS) and a stalled
     // check has seen it twice; checks run every JOB_STALLED_CHECK_MS, throttled across workers by a Redis
-    // key: a few seconds with FAST_TAKEOVER (30-62 s with BullMQ's defaults).
+    // key: about 10 s with FAST_TAKEOVER (30-62 s with BullMQ's defaults).
     const t0 = Date.now()
     const second = startWorker('worker-2')
     await waitFor(second, 'workers started', logged(second, 'workers started'))

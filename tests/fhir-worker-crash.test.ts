@@ -1,9 +1,10 @@
 // A worker killed (SIGKILL) in the middle of a large transaction, in the cluster form (API and worker as
 // separate processes): the database holds none or all of the Bundle, never part. A new worker gets the
-// stalled job (once its lock lapses and a stalled check sees it: a few seconds with the tests' settings,
-// FAST_TAKEOVER; 30 to 60 s with BullMQ's defaults) and does not run it blindly again (the Bundle may be what killed the first, issue 19): uncommitted, the job fails with a
-// reason the submitter reads at the status URL; committed, its recorded answer is given and nothing is
-// written twice. https://docs.bullmq.io/guide/jobs/stalled
+// stalled job (once its lock lapses and a stalled check sees it: about 10 s with the tests' settings,
+// FAST_TAKEOVER; 30 to 60 s with BullMQ's defaults) and does not run it blindly again (the Bundle may be
+// what killed the first, issue 19): uncommitted, the job fails with a reason the submitter reads at the
+// status URL; committed, its recorded answer is given and nothing is written twice.
+// https://docs.bullmq.io/guide/jobs/stalled
 import { expect, test } from 'bun:test'
 import { largestSyntheaBundles } from './data'
 import { useProcessCluster } from './process-cluster'

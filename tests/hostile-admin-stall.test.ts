@@ -45,7 +45,7 @@ test('an admin job whose worker died twice fails with its reason in /admin/jobs'
 
   expect(await killWhenPast(first, id, 100)).toBe(true)
   const atFirstKill = (await row(id)).processed
-  const second = cluster.spawn('workers/main.ts') // takes the job over (FAST_TAKEOVER: lock 4 s) and resumes it
+  const second = cluster.spawn('workers/main.ts') // takes the job over (FAST_TAKEOVER: lock 8 s) and resumes it
   expect(await killWhenPast(second, id, atFirstKill)).toBe(true)
   cluster.spawn('workers/main.ts')
 

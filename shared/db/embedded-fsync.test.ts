@@ -9,12 +9,14 @@ import { loadConfig } from '../config'
 import { createSql, type Sql } from './client'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded'
 import { embeddedFsyncCount } from './embedded-fsync'
+import { copyMigratedDataDir } from '../../tests/embedded-template'
 
 const dir = mkdtempSync(join(tmpdir(), 'fhir-fsync-'))
 let pg: EmbeddedPostgres
 let sql: Sql
 
 beforeAll(async () => {
+  copyMigratedDataDir(join(dir, 'pglite')) // PGlite's initdb skipped (tests/embedded-template.ts)
   pg = await startEmbeddedPostgres(join(dir, 'pglite'), '32MB', loadConfig({}).embeddedFsync)
   sql = createSql(pg.url, { max: 1 })
 }, 180_000)
