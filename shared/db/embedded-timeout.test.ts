@@ -4,10 +4,16 @@
 // PGlite release enforce it, this fails: then apply SEARCH/WRITE/JOB_STATEMENT_TIMEOUT_MS to the embedded
 // pool too (runtime.ts, fhir/store.ts).
 import { expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
+import { copyMigratedDataDir } from '../../tests/embedded-template'
 
 test('PGlite does not enforce statement_timeout: a statement runs to its end', async () => {
-  const db = await PGlite.create()
+  const dir = mkdtempSync(join(tmpdir(), 'fhir-pglite-timeout-'))
+  copyMigratedDataDir(join(dir, 'pglite')) // PGlite's initdb skipped (tests/embedded-template.ts)
+  const db = await PGlite.create(join(dir, 'pglite'))
   try {
     await db.exec('set statement_timeout = 50')
     const started = performance.now()
@@ -17,5 +23,6 @@ test('PGlite does not enforce statement_timeout: a statement runs to its end', a
     expect(ms).toBeGreaterThan(50) // it did outlast its budget, and was not stopped
   } finally {
     await db.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 }, 120_000)
