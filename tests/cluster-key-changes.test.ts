@@ -3,20 +3,17 @@
 // verified and cached them for 10 minutes (KEY_CACHE_MS): only the NOTIFY on key_changes, which reaches a
 // node a moment after the CLI's commit, can make them forget (shared/auth/key-changes.ts).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createSql } from '../shared/db/client'
 import { runCli } from './embedded-process'
 import { ADMIN_KEY, TEST_ENCRYPTION_KEY } from './harness'
 import { answers, freePort, type Proc, spawnLogged, stop, waitFor } from './logged-process'
 import { ROOT } from './embedded-process'
+import { createMigratedDatabase, databaseUrl, dropDatabase } from './test-database'
 
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const db = `test_keychg_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-const url = new URL(PG)
-url.pathname = `/${db}`
 const procs: Proc[] = []
 const bases: string[] = []
 const env: Record<string, string> = {
-  DATABASE_URL: url.toString(),
+  DATABASE_URL: databaseUrl(db),
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   QUEUE_PREFIX: db,
   ADMIN_API_KEY: ADMIN_KEY,
@@ -28,20 +25,19 @@ const env: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  // The first node creates and migrates the database; the second starts on it.
-  for (let i = 0; i < 2; i++) {
+  // The database exists (test-database.ts), so the two nodes start together.
+  await createMigratedDatabase(db)
+  const nodes = [0, 1].map((i) => {
     const port = freePort()
-    const p = spawnLogged(procs, ROOT, `api-${i}`, ['bun', 'run', 'api/main.ts'], { ...env, PORT: String(port) })
     bases.push(`http://127.0.0.1:${port}`)
-    await waitFor(p, 'health', answers(`${bases[i]}/healthz`), 40_000)
-  }
+    return spawnLogged(procs, ROOT, `api-${i}`, ['bun', 'run', 'api/main.ts'], { ...env, PORT: String(port) })
+  })
+  await Promise.all(nodes.map((p, i) => waitFor(p, 'health', answers(`${bases[i]}/healthz`), 40_000)))
 }, 90_000)
 
 afterAll(async () => {
-  for (const p of procs) await stop(p)
-  const admin = createSql(PG, { max: 1 })
-  await admin`drop database if exists ${admin(db)} with (force)`
-  await admin.end()
+  await Promise.all(procs.map((p) => stop(p)))
+  await dropDatabase(db)
 })
 
 const cli = (script: string, ...args: string[]) => runCli(script, args, { ...(process.env as Record<string, string>), ...env })
