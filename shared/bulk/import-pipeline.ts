@@ -71,11 +71,13 @@ export class ImportPipeline {
  * Memory stays flat whatever the input's size: batches of parsed resources are garbage once written, and
  * left to itself the JavaScript heap grows far past what is live before it collects. Measured on Synthea
  * x10 (135,000 resources): worker RSS growth 138-208 MB with no help, 102 MB with a collection asked
- * after each batch, 72 MB when every FULL_GC_LINES lines it is a full synchronous one (no CPU cost
- * measurable; a full one after every batch cost 45 µs per resource).
+ * after each batch, 72 MB when every 8,000 lines it was a full synchronous one (a full one after every
+ * batch cost 45 µs per resource). With three batches in flight, every 8,000 lines let it grow 199-210 MB
+ * (over issue 25's 200); every 3,000 lines 132-146 MB, for 3,014-3,571 against 3,364-3,801 resources/s
+ * (bench/bulk-import.ts 10 --first-only, alternated, quiet machine, 2026-11-26).
  */
 let sinceFullGc = 0
-const FULL_GC_LINES = 8000
+const FULL_GC_LINES = 3000
 
 function collectGarbage(lines: number): void {
   sinceFullGc += lines
