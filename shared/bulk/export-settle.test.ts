@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
-import { lateWork, type Unsettled, type UnsettledChunk } from './export-settle'
+import { createSql } from '../db/client'
+import { lateFrom, lateWork, SETTLE_MS, type Unsettled, type UnsettledChunk } from './export-settle'
 
 const chunk = (fileId: string, n: number, type: string, after: string, upTo: string): UnsettledChunk => ({ fileId, n, type, after, upTo, count: 1, bytes: 10 })
 
@@ -18,4 +19,28 @@ test('a late row is rewritten in the chunks of its type whose rid range holds it
   expect(work.chunks).toEqual([c, split, b])
   expect(work.uncovered).toEqual(['1500'])
   expect(lateWork(u, [])).toEqual({ chunks: [], uncovered: [] })
+})
+
+test('lateFrom: an open transaction moves the instant back, at most by the time settle() waits for one', async () => {
+  const sql = createSql(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 2 })
+  try {
+    let release = () => {}
+    const held = new Promise<void>((r) => (release = r))
+    const open = sql.begin(async (tx) => {
+      await tx`select 1`
+      await held
+    })
+    await Bun.sleep(600) // the transaction is now 600 ms old
+    const now = Date.now()
+    const unbounded = Date.parse(await lateFrom(sql))
+    const bounded = Date.parse(await lateFrom(sql, 200))
+    release()
+    await open
+    // Back to the transaction's start (>= 600 ms ago) less SETTLE_MS; bounded: 200 ms less SETTLE_MS.
+    expect(now - unbounded).toBeGreaterThanOrEqual(SETTLE_MS + 550)
+    expect(now - bounded).toBeLessThan(SETTLE_MS + 450)
+    expect(now - bounded).toBeGreaterThanOrEqual(SETTLE_MS + 150)
+  } finally {
+    await sql.end()
+  }
 })

@@ -33,12 +33,16 @@ export interface Unsettled {
 /**
  * The earliest lastUpdated a write not yet committed can have: a write's lastUpdated is taken at most
  * SETTLE_MS before its transaction begins (the rule settle() waits by), and an open transaction began
- * no earlier than the oldest of this database's. Taken before the scan's first page.
+ * no earlier than the oldest of this database's. Taken before the scan's first page. A transaction
+ * already open longer than settle() waits (`maxWaitMs`) is not waited for, so it moves the instant no
+ * further back: one left open for hours would otherwise have every row written since read again, and
+ * the chunks holding them rewritten in memory at once.
  */
-export async function lateFrom(sql: Sql): Promise<string> {
+export async function lateFrom(sql: Sql, maxWaitMs = SETTLE_WAIT_MAX_MS): Promise<string> {
   const [row] = await sql<{ at: Date }[]>`
-    select least(now(), (select min(xact_start) from pg_stat_activity
-        where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()))
+    select greatest(now() - ${maxWaitMs} * interval '1 millisecond',
+        least(now(), (select min(xact_start) from pg_stat_activity
+          where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid())))
       - ${SETTLE_MS} * interval '1 millisecond' as at`
   return row.at.toISOString()
 }
