@@ -30,7 +30,11 @@ export interface BenchServer {
 /** The cluster form needs TOKEN_ENCRYPTION_KEY; every process of a bench run shares this one. */
 export const BENCH_ENCRYPTION_KEY = process.env.TOKEN_ENCRYPTION_KEY ?? 'be'.repeat(32)
 
-export async function startBenchServer(port = 18080, env: Record<string, string> = {}): Promise<BenchServer> {
+/** BENCH_PORT_OFFSET moves every bench's API ports, so that two checkouts can run the same bench at once. */
+const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0)
+
+export async function startBenchServer(requestedPort = 18080, env: Record<string, string> = {}): Promise<BenchServer> {
+  const port = requestedPort + PORT_OFFSET
   // BENCH_DB names a database to reuse and keep (to look at a loaded data set between runs).
   const keep = process.env.BENCH_DB
   const db = keep ?? `bench_${Date.now().toString(36)}`
