@@ -6,6 +6,7 @@
 // unchanged: no write).
 // Usage: bun run bench/bulk-import.ts [copies=10] [--one-file] [--first-only]
 //   --one-file: every resource in one NDJSON file (the worker's memory must not follow the file's size).
+//   BENCH_NDJSON_DIR: the folder the files are written to (each run rewrites it: two runs at once need two).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BENCH_KEY, bulkManifest, cpuMeter, databaseCpuMeter, rssPeak, startBenchServer, startBenchWorker } from './server'
@@ -15,7 +16,7 @@ const args = process.argv.slice(2)
 const copies = Number(args.find((a) => !a.startsWith('--')) ?? 10)
 const oneFile = args.includes('--one-file')
 const firstOnly = args.includes('--first-only')
-const dir = `/tmp/bench-bulk-import-x${copies}`
+const dir = process.env.BENCH_NDJSON_DIR ?? `/tmp/bench-bulk-import-x${copies}`
 
 const set = await writeSyntheaNdjson(copies, dir)
 let inputs = set.files.map((f) => ({ type: f.type, path: `/${f.type}.ndjson` }))
