@@ -139,7 +139,11 @@ try {
     for (const shape of await planShapes(server.databaseUrl, r.path)) console.log(`      ${shape}`)
   }
   const idsFile = option('ids', '')
-  if (idsFile) writeFileSync(idsFile, JSON.stringify(results.map((r) => ({ path: r.path, status: r.status, ids: r.ids }))))
+  if (idsFile)
+    writeFileSync(
+      idsFile,
+      JSON.stringify(results.map((r) => ({ category: r.category, path: r.path, status: r.status, ms: Math.round(r.ms * 10) / 10, ids: r.ids }))),
+    )
 } finally {
   await sql.end()
   await server.stop()
