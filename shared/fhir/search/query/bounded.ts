@@ -15,6 +15,7 @@ import { compileCriteria, criterionRows, type DriverCriterion, driverCandidates,
 import type { Fragment } from '../types'
 import type { Criterion, SearchQuery } from './query'
 import { sortedScans } from './sorted-scans'
+import { driverPick } from './driver-sample'
 
 /** Rows of a driver counted before it is given up for a scan in rid order. */
 export const DRIVE_BUDGET = 1000
@@ -102,9 +103,12 @@ export function boundedPage(
   // Every driver common, the matches may still be few (`status:not=final`, `encounter:missing=true`,
   // `category=laboratory&code=8302-2`): the scan would probe every resource of the type (63,220
   // Observations for an empty answer). The first WINDOW pages of resources (from the cursor, in rid
-  // order) tell: when fewer than a page of them match, the page is read from the set instead: the
-  // drivers' rids INTERSECTed, EXCEPT a negation's (or the type's rids EXCEPT them); a hash or a sort,
-  // linear whatever the plan.
+  // order) tell: when fewer than a page of them match, the page is read from one driver's rids in rid
+  // order, each resource probed for the other criteria (a negation too) until the page is full: the
+  // driver whose first rows match the rest most often (driver-sample.ts). Linear in that driver's rows
+  // whatever the plan; the drivers' rids INTERSECTed read every row of each (date=gt2012&code=72514-3:
+  // 48,030 rows for 4,120). When no driver's sample matches enough, or there is no driver, the set: the
+  // drivers' rids INTERSECTed, EXCEPT a negation's (or the type's rids EXCEPT them).
   const negation = q.criteria
     .map((c) => ({ c, rows: excludedRows(sql, c, type, baseUrl) }))
     .find((x): x is { c: Criterion; rows: Fragment } => x.rows !== undefined)
@@ -117,23 +121,33 @@ export function boundedPage(
     return sql`select s.rid from (${join(sql, rows, sql` intersect `)} ${negation ? sql`except (${negation.rows})` : sql``}) s
       where true ${cursor ? bound(sql`s.rid`) : sql``}`
   }
-  // In rid order (no sort key), the set's rids are sorted before each is looked up, so the lookups
-  // stop at the page: a chain's common target (subject:Patient.gender=male, its window one woman's
-  // Observations) looked up all 30,000 candidates first, 107,000 buffers.
+  // In rid order (no sort key), the candidates' rids are sorted before each is looked up, so the
+  // lookups stop at the page: a chain's common target (subject:Patient.gender=male, its window one
+  // woman's Observations) looked up all 30,000 candidates first, 107,000 buffers.
   const ordered = q.sort.length === 0 && sorting ? sql`order by c.rid ${sorting.reverse ? sql`desc` : sql`asc`}` : sql``
   // One common criterion alone matches all its rows: dense, no window needed (it cost the plain
   // common-value searches a tenth to a half more).
   const alone = q.criteria.length === 1 && drivers.length === 1 && !negation
-  const sparse = inSet.length > 0 &&
-    !alone && {
-      from: sql`(select c.rid from (${set(true)}) c ${ordered}) c cross join lateral (
+  const sparseFrom = (candidates: Fragment, skip: Criterion[]) =>
+    sql`(select c.rid from (${candidates}) c ${ordered}) c cross join lateral (
         select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
-        where ${r}.rid = c.rid and ${whereBut(...inSet)} offset 0) ${r}`,
-      when: sql`(select ${common} from sizes s) and (select w.n < ${limit} from win w)`,
-      // c.rid is r0.rid: ordered by it, the page needs no sort (the lateral fence hides the equality)
-      order: q.sort.length === 0 ? (reverse: boolean) => sql`c.rid ${reverse ? sql`desc` : sql`asc`}` : undefined,
-    }
-  const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
+        where ${r}.rid = c.rid and ${whereBut(...skip)} offset 0) ${r}`
+  const sparseWhen = sql`(select ${common} from sizes s) and (select w.n < ${limit} from win w)`
+  // c.rid is r0.rid: ordered by it, the page needs no sort (the lateral fence hides the equality)
+  const sparseOrder = q.sort.length === 0 ? (reverse: boolean) => sql`c.rid ${reverse ? sql`desc` : sql`asc`}` : undefined
+  const picked = (k: number) => (drivers.length > 1 ? sql`${sparseWhen} and (select p.k = ${k}::int from pick p)` : sparseWhen)
+  const sparse =
+    inSet.length === 0 || alone
+      ? []
+      : [
+          ...drivers.map((driver, k) => ({
+            from: sparseFrom(sql`select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x where true ${bound(sql`x.rid`)}`, [driver]),
+            when: picked(k),
+            order: sparseOrder,
+          })),
+          ...(drivers.length === 1 ? [] : [{ from: sparseFrom(set(true), inSet), when: picked(-1), order: sparseOrder }]),
+        ]
+  const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse.length > 0 ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
   const scans = (sorting ? sortedScans(sql, q, row, { asOf: sorting.asOf, firstPage: sorting.firstPage, where, limit }) : undefined) ?? [{ extra: sql`true` }]
   const scan = scans.map((x) => ({ from: x.from ?? sql`resource ${r}`, when: sql`${scanWhen} and ${x.extra}`, order: x.order }))
   // Evaluated only when every driver is common (an InitPlan runs when its value is first needed).
@@ -168,11 +182,15 @@ export function boundedPage(
             sql` + `,
           )
       : undefined
+  // Several drivers may read a sparse answer: the one whose first rows match the rest most often (a _has
+  // counts its sources, not the type's rids: never sampled).
+  const sampled = (k: number) => (drivers[k].kind === 'has' ? undefined : sql`${d(k)}`)
+  const pick = sparse.length > 1 ? [driverPick(sql, drivers.length, sampled, (k) => whereBut(drivers[k]))] : []
   return {
     count,
-    with: sql`${join(sql, [...ctes, sql`sizes as materialized (select ${join(sql, [...sizes, sql`0 as none`], sql`, `)})`, ...(sparse ? [win] : [])], sql`, `)}`,
+    with: sql`${join(sql, [...ctes, sql`sizes as materialized (select ${join(sql, [...sizes, sql`0 as none`], sql`, `)})`, ...(sparse.length > 0 ? [win] : []), ...pick], sql`, `)}`,
     where,
-    branches: [...branches, ...scan, ...(sparse ? [sparse] : [])],
+    branches: [...branches, ...scan, ...sparse],
   }
 }
 
