@@ -49,7 +49,10 @@ function problems(p: PlanNode, inSubPlan = false, parent?: PlanNode): string[] {
   const keyed =
     (p['Index Name'] ?? '').endsWith('_rid') ||
     p['Index Name'] === 'idx_reference_target' ||
-    (p['Index Name'] === 'idx_token_lookup' && /\(patient = r0(_\d+)?\.id\)/.test(String((p as any)['Index Cond'])))
+    (p['Index Name'] === 'idx_token_lookup' && /\(patient = r0(_\d+)?\.id\)/.test(String((p as any)['Index Cond']))) ||
+    // a step of a skip scan over the distinct values of a code (query/absent.ts): the next value, one descent
+    (p['Index Name'] === 'idx_token_lookup' && /\(value > v\.value\)/.test(String((p as any)['Index Cond']))) ||
+    (p['Index Name'] === 'idx_fulltext_shape' && /\(shape > v\.shape\)/.test(String((p as any)['Index Cond'])))
   if (sub && rel.startsWith('idx_') && !keyed) out.push(`per-row probe reads ${planShape(p)}`)
   for (const c of p.Plans ?? []) out.push(...problems(c, sub, p))
   return out
@@ -57,12 +60,14 @@ function problems(p: PlanNode, inSubPlan = false, parent?: PlanNode): string[] {
 
 /** An index lookup per outer row (a bitmap one included, or a join of such lookups), not a set read again for every row. */
 function lookup(p: PlanNode): boolean {
-  while (['Result', 'Limit'].includes(p['Node Type']) && p.Plans?.length === 1) p = p.Plans[0]
+  while (['Result', 'Limit', 'Aggregate'].includes(p['Node Type']) && p.Plans?.length === 1) p = p.Plans[0]
   if (['Index Scan', 'Index Only Scan'].includes(p['Node Type'])) return true
+  // the rows of the previous step of a recursive walk of an index (query/absent.ts: a shape's rids, a batch a step)
+  if (p['Node Type'] === 'WorkTable Scan') return true
   if (p['Node Type'] === 'Bitmap Heap Scan') return p.Plans?.[0]['Node Type'] === 'Bitmap Index Scan'
   // a subquery kept apart (OFFSET 0) over a lookup; its per-row probes (SubPlans) are checked apart
   const own = (p.Plans ?? []).filter((c) => c['Parent Relationship'] !== 'SubPlan')
-  return ['Nested Loop', 'Subquery Scan'].includes(p['Node Type']) && own.length > 0 && own.every(lookup)
+  return ['Nested Loop', 'Subquery Scan', 'CTE Scan', 'Recursive Union'].includes(p['Node Type']) && own.length > 0 && own.every(lookup)
 }
 
 /** The plans of the first page's statements of `path`, as the server's pool plans them, and what is wrong with them. */

@@ -33,6 +33,6 @@ export async function copyIndexRows(tx: TxSql, x: ExtractedRows): Promise<Pendin
     }
     ;(rest[type] as unknown[]) = spec ? [] : x.rows[type]
   }
-  const ctes = extractedCtes(tx, { rows: rest, text: x.text }, [])
+  const ctes = extractedCtes(tx, { ...x, rows: rest }, [])
   return ctes && { ctes } // wrapped: a fragment is thenable, and a promise resolved with it would run it alone
 }

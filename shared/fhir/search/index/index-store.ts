@@ -6,6 +6,7 @@ import { textColumns } from '../../../db/text-columns'
 import type { Indexable, IndexRowSet, IndexWriter } from '../../repo/collaborators'
 import { emptyIndexRows, extractIndexes, type IndexRows } from './extract'
 import { contentText, narrativeText } from './fulltext'
+import { shapeOf } from './shape'
 import { type Keyed, paramType, paramTypes } from '../types'
 
 /**
@@ -34,15 +35,21 @@ async function indexRowCounts(tx: TxSql, rid: string): Promise<Map<string, numbe
 // The types whose rows are completed once all of a resource's rows are extracted.
 const COMPLETING = [...paramTypes()].filter((t) => t.complete !== undefined)
 
+/** The full-text row of a resource, with its search shape (shape.ts). */
+type TextRow = { rid: string; resType: string; narrative: string | null; content: string; shape: string }
+
 /** The index rows of resources, extracted (CPU only, no database): what writeIndexes then writes. */
 export interface ExtractedRows {
   rows: ReturnType<typeof emptyKeyed>
-  text: { rid: string; resType: string; narrative: string | null; content: string }[]
+  text: TextRow[]
+  /** Every resource's search shape: written with its full-text row, or into the kept one (no `text`). */
+  shapes: { rid: string; shape: string }[]
 }
 
 export function extractRows(written: Indexable[], baseUrl?: string, withText = true): ExtractedRows {
   const rows = emptyKeyed()
   const text: ExtractedRows['text'] = []
+  const shapes: ExtractedRows['shapes'] = []
   for (const v of written) {
     if (v.deleted || !v.resource) continue
     const r = extractIndexes(v.resource, { baseUrl })
@@ -58,9 +65,11 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
         target.push(row)
       }
     }
-    if (withText) text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource) || null, content: contentText(v.resource) })
+    const shape = shapeOf(r)
+    shapes.push({ rid: v.rid, shape })
+    if (withText) text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource) || null, content: contentText(v.resource), shape })
   }
-  return { rows, text }
+  return { rows, text, shapes }
 }
 
 /**
@@ -69,14 +78,14 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
  * not on search parameters, so a reindex of unchanged content need not rebuild them).
  */
 export function extractedCtes(tx: TxSql, x: ExtractedRows, superseded: string[], keep?: ReadonlySet<string>, fulltext = true): Fragment | undefined {
-  if (!keep) return indexCtes(tx, superseded, x.rows, x.text, fulltext)
+  if (!keep) return indexCtes(tx, superseded, x.rows, fulltext ? x.text : x.shapes, fulltext)
   const rows = emptyKeyed()
   for (const k of Object.keys(x.rows) as (keyof IndexRows)[]) (rows[k] as Keyed<unknown>[]) = (x.rows[k] as Keyed<unknown>[]).filter((r) => keep.has(r.rid))
   return indexCtes(
     tx,
     superseded.filter((rid) => keep.has(rid)),
     rows,
-    x.text.filter((t) => keep.has(t.rid)),
+    fulltext ? x.text.filter((t) => keep.has(t.rid)) : x.shapes.filter((t) => keep.has(t.rid)),
     fulltext,
   )
 }
@@ -90,7 +99,7 @@ function indexCtes(
   tx: TxSql,
   superseded: string[],
   r: ReturnType<typeof emptyKeyed>,
-  text: { rid: string; resType: string; narrative: string | null; content: string }[],
+  text: TextRow[] | ExtractedRows['shapes'],
   fulltext = true,
 ): Fragment | undefined {
   const parts: Fragment[] = []
@@ -106,9 +115,13 @@ function indexCtes(
     if (insert) parts.push(insert)
   }
   if (fulltext && text.length > 0)
-    parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content)
-      select rid::bigint, res_type, nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content)
-      from ${textColumns(tx, text, ['rid', 'resType', 'narrative', 'content'])} as x(rid, res_type, narrative, content))`)
+    parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content, shape)
+      select rid::bigint, res_type, nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content), shape
+      from ${textColumns(tx, text as TextRow[], ['rid', 'resType', 'narrative', 'content', 'shape'])} as x(rid, res_type, narrative, content, shape))`)
+  // The full-text rows kept (a reindex): their shapes follow the new rows.
+  if (!fulltext && text.length > 0)
+    parts.push(tx`upd_shape as (update idx_fulltext f set shape = x.shape
+      from ${textColumns(tx, text, ['rid', 'shape'])} as x(rid, shape) where f.rid = x.rid::bigint)`)
   return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
 }
 
