@@ -175,9 +175,9 @@ export function boundedPage(
   // Counting reads no resource row when every criterion is on index rows: the fewest driver's rids
   // (all of them), or the set when all are common, each other criterion probed on the rid
   // (Observation?status=final&_total=accurate probed all 63,220 resource rows).
-  // The deleted resources' rids (a partial index of them), taken out as a set: a probe per rid cost
-  // two buffers each, more than the rest of the count.
-  const live = sql`except (select x.rid from resource x where x.deleted)`
+  // Index rows are those of live resources only (a deleted version gets none, index-store.ts): each
+  // rid once is all it takes. Taking the deleted resources' rids out as a set (EXCEPT) cost more than
+  // the scan (Observation?status=final: 31 against 18 ms for 63,220 rids).
   const probed = (skip: Criterion[]) =>
     compileCriteria(
       sql,
@@ -192,10 +192,10 @@ export function boundedPage(
             sql,
             [
               ...drivers.map(
-                (driver, k) => sql`(select count(*) from ((${criterionRows(sql, driver, type, baseUrl)}) ${live}) ${r}
+                (driver, k) => sql`(select count(*) from (select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x) ${r}
                   where (select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest(k), sql` and `)} from sizes s) and ${probed([driver])})`,
               ),
-              sql`(select count(*) from ((${set(false)}) ${live}) ${r} where (select ${common} from sizes s) and ${probed(inSet)})`,
+              sql`(select count(*) from (${set(false)}) ${r} where (select ${common} from sizes s) and ${probed(inSet)})`,
             ],
             sql` + `,
           )
