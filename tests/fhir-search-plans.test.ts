@@ -289,3 +289,21 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     expect(await planProblems('Observation?category=laboratory&_sort=date')).toEqual([])
   })
 })
+
+describe('a driver under the budget, in rid order', () => {
+  test('Observation?code=8302-2 (its candidates sorted by rid first: the lookups stop at the page)', async () => {
+    const expected = keysOf(ofType(data, 'Observation').filter((o) => hasCoding(o.code, 'http://loinc.org', '8302-2')))
+    expect(expected.length).toBeGreaterThan(40)
+    const path = 'Observation?code=http://loinc.org|8302-2'
+    expect(await firstPage(`/${path}`)).toEqual(first(await byRid(expected)).sort())
+    // the resource rows looked up by rid: a page and the one that tells a next page exists, not every candidate
+    const { plans } = await searchCost(url(), `${path}&_count=20`, { text: true })
+    const lookups = plans
+      .flat()
+      .map((line) => /Index Scan using (?:resource_pkey|resource_type_rid) on resource r0\S* .*actual time=\S+ rows=\d+ loops=(\d+)/.exec(line))
+      .filter((m) => m !== null)
+      .map((m) => Number(m[1]))
+    expect(lookups.length).toBeGreaterThan(0)
+    expect(Math.max(...lookups)).toBeLessThanOrEqual(21)
+  })
+})

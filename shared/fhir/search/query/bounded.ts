@@ -83,12 +83,20 @@ export function boundedPage(
   const n = (k: number) => sql`s.${sql(`n${k}`)}`
   // Driver k runs when it is under the budget and the fewest (ties to the likeliest).
   const fewest = (k: number) => drivers.map((__, m) => (m === k ? sql`true` : m < k ? sql`${n(k)} < ${n(m)}` : sql`${n(k)} <= ${n(m)}`))
+  // In rid order (no sort key), the candidates' rids are sorted before each is looked up, so the
+  // lookups stop at the page: a driver under the budget looked up all its rows first (870 Observations
+  // for a page of 20, code=789-8 beside a chain), and a sparse answer's common driver all of its own
+  // (subject:Patient.gender=male, its window one woman's Observations: 30,000, 107,000 buffers).
+  const ordered = q.sort.length === 0 && sorting ? sql`order by c.rid ${sorting.reverse ? sql`desc` : sql`asc`}` : sql``
+  // c.rid is r0.rid: ordered by it, the page needs no sort (the lateral fence hides the equality)
+  const byCandidate = q.sort.length === 0 ? (reverse: boolean) => sql`c.rid ${reverse ? sql`desc` : sql`asc`}` : undefined
   const branches = drivers.map((driver, k) => {
     return {
-      from: sql`${candidates(driver, k)} cross join lateral (
+      from: sql`(select c.rid from ${candidates(driver, k)} ${ordered}) c cross join lateral (
         select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
         where ${r}.rid = c.rid and ${whereBut(driver)} offset 0) ${r}`,
       when: sql`(select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest(k), sql` and `)} from sizes s)`,
+      order: byCandidate,
     }
   })
   // No driver (`:missing`, `:not`, `_filter`...): the scan alone; the plain statement's plan for them
@@ -139,10 +147,6 @@ export function boundedPage(
     return sql`select s.rid from (${join(sql, rows, sql` intersect `)} ${negation ? sql`except (${negation.rows})` : sql``}) s
       where true ${cursor ? bound(sql`s.rid`) : sql``}`
   }
-  // In rid order (no sort key), the candidates' rids are sorted before each is looked up, so the
-  // lookups stop at the page: a chain's common target (subject:Patient.gender=male, its window one
-  // woman's Observations) looked up all 30,000 candidates first, 107,000 buffers.
-  const ordered = q.sort.length === 0 && sorting ? sql`order by c.rid ${sorting.reverse ? sql`desc` : sql`asc`}` : sql``
   // One common criterion alone matches all its rows: dense, no window needed (it cost the plain
   // common-value searches a tenth to a half more).
   const alone = q.criteria.length === 1 && drivers.length === 1 && !negation
@@ -151,8 +155,6 @@ export function boundedPage(
         select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
         where ${r}.rid = c.rid and ${whereBut(...skip)} offset 0) ${r}`
   const sparseWhen = sql`(select ${common} from sizes s) and (select w.n < ${limit} from win w)`
-  // c.rid is r0.rid: ordered by it, the page needs no sort (the lateral fence hides the equality)
-  const sparseOrder = q.sort.length === 0 ? (reverse: boolean) => sql`c.rid ${reverse ? sql`desc` : sql`asc`}` : undefined
   const picked = (k: number) => (drivers.length > 1 ? sql`${sparseWhen} and (select p.k = ${k}::int from pick p)` : sparseWhen)
   const sparse =
     setFrom.length === 0 || alone
@@ -161,9 +163,9 @@ export function boundedPage(
           ...drivers.map((driver, k) => ({
             from: sparseFrom(sql`select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x where true ${bound(sql`x.rid`)}`, [driver]),
             when: picked(k),
-            order: sparseOrder,
+            order: byCandidate,
           })),
-          ...(drivers.length === 1 ? [] : [{ from: sparseFrom(set(true), inSet), when: picked(-1), order: sparseOrder }]),
+          ...(drivers.length === 1 ? [] : [{ from: sparseFrom(set(true), inSet), when: picked(-1), order: byCandidate }]),
         ]
   const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse.length > 0 ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
   const scans = (sorting ? sortedScans(sql, q, row, { asOf: sorting.asOf, firstPage: sorting.firstPage, where, limit }) : undefined) ?? [{ extra: sql`true` }]
