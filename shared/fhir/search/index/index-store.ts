@@ -65,7 +65,7 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
         target.push(row)
       }
     }
-    const shape = shapeOf(r)
+    const shape = shapeOf(v.type, r)
     shapes.push({ rid: v.rid, shape })
     if (withText) text.push({ rid: v.rid, resType: v.type, narrative: narrativeText(v.resource) || null, content: contentText(v.resource), shape })
   }
@@ -116,11 +116,11 @@ function indexCtes(
   }
   if (fulltext && text.length > 0)
     parts.push(tx`ins_fulltext as (insert into idx_fulltext (rid, res_type, narrative, content, shape)
-      select rid::bigint, res_type, nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content), shape
+      select rid::bigint, res_type, nullif(to_tsvector('simple', narrative), ''::tsvector), to_tsvector('simple', content), shape::bigint
       from ${textColumns(tx, text as TextRow[], ['rid', 'resType', 'narrative', 'content', 'shape'])} as x(rid, res_type, narrative, content, shape))`)
   // The full-text rows kept (a reindex): their shapes follow the new rows.
   if (!fulltext && text.length > 0)
-    parts.push(tx`upd_shape as (update idx_fulltext f set shape = x.shape
+    parts.push(tx`upd_shape as (update idx_fulltext f set shape = x.shape::bigint
       from ${textColumns(tx, text, ['rid', 'shape'])} as x(rid, shape) where f.rid = x.rid::bigint)`)
   return parts.length > 0 ? join(tx as unknown as Sql, parts, tx`, `) : undefined
 }

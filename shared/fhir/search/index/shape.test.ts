@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { emptyIndexRows } from './extract'
-import { shapeOf } from './shape'
+import { shapeOf as shapeOfRows } from './shape'
+
+const shapeOf = (rows: any) => shapeOfRows('Observation', rows)
 
 const rowsOf = (parts: Record<string, string[]>) => {
   const rows = emptyIndexRows() as unknown as Record<string, { code: string }[]>
@@ -19,6 +21,7 @@ describe('shapeOf', () => {
     expect(shapeOf(rowsOf({ token: ['status'], reference: ['subject', 'encounter'] }))).not.toBe(base)
     expect(shapeOf(rowsOf({ token: ['status'] }))).not.toBe(base)
     expect(shapeOf(rowsOf({ token: ['status'], string: ['subject'] }))).not.toBe(base)
-    expect(shapeOf(rowsOf({}))).toBeString()
+    expect(shapeOf(rowsOf({}))).toMatch(/^-?\d+$/)
+    expect(shapeOfRows('Condition', rowsOf({ token: ['status'], reference: ['subject'] }))).not.toBe(base)
   })
 })

@@ -12,6 +12,7 @@
 import type { Sql } from '../../../db/client'
 import { join } from '../../../db/fragments'
 import { splitEscaped, unescape } from '../escape'
+import { shapeRange } from '../index/shape'
 import { storedCodes } from '../registry'
 import { handlerFor } from '../types'
 import type { Fragment } from '../types'
@@ -71,13 +72,15 @@ function distinctValues(sql: Sql, type: string, code: string): Fragment {
 // The rids of the resources of `type` whose shape meets `test` (a condition on `rep.rid`, one resource
 // of the shape): a skip scan over the shapes of the type (idx_fulltext_shape), then each one's rids.
 function shapeRids(sql: Sql, type: string, test: Fragment): Fragment {
-  const first = (after: Fragment) => sql`select f.shape, f.rid from idx_fulltext f where f.res_type = ${type} and ${after} order by f.shape limit 1`
-  return sql`select unnest(m.rids) as rid from (with recursive v(shape, rid) as (
-        (${first(sql`f.shape is not null`)})
+  const { lo, hi } = shapeRange(type)
+  const first = (after: Fragment) =>
+    sql`select f.shape, f.rid, f.res_type from idx_fulltext f where ${after} and f.shape < ${hi}::bigint order by f.shape limit 1`
+  return sql`select unnest(m.rids) as rid from (with recursive v(shape, rid, res_type) as (
+        (${first(sql`f.shape >= ${lo}::bigint`)})
         union all
-        select n.shape, n.rid from v cross join lateral (${first(sql`f.shape > v.shape`)}) n)
-      select rep.shape from v rep where ${test}) s
-    cross join lateral (${shapeMembers(sql, type)}) m`
+        select n.shape, n.rid, n.res_type from v cross join lateral (${first(sql`f.shape > v.shape`)}) n)
+      select rep.shape from v rep where rep.res_type = ${type} and ${test}) s
+    cross join lateral (${shapeMembers(sql)}) m`
 }
 
 /** Rids of one shape's resources read at a time (shapeMembers). */
@@ -89,9 +92,9 @@ const MEMBER_BATCH = 100
 // The shape is a range (one value), not an equality, so that the order (shape, rid) is the shape key's
 // alone: with `shape =`, the order was by rid alone, and the rid key was read in order, every resource
 // of the table filtered (a shape looks like a third of the table), to find the one of a rare shape.
-function shapeMembers(sql: Sql, type: string): Fragment {
+function shapeMembers(sql: Sql): Fragment {
   const batch = (after: Fragment) => sql`select max(x.rid) as last, count(*) as n, array_agg(x.rid) as rids from (
-      select m.rid from idx_fulltext m where m.res_type = ${type} and (m.shape, m.rid) > (s.shape, ${after}) and m.shape <= s.shape
+      select m.rid from idx_fulltext m where (m.shape, m.rid) > (s.shape, ${after}::bigint) and m.shape <= s.shape
       order by m.shape, m.rid limit ${MEMBER_BATCH}) x`
   return sql`with recursive w(last, n, rids) as (
       ${batch(sql`0`)}
