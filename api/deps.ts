@@ -7,12 +7,15 @@ import type { Repo } from '../shared/fhir/repo/repo'
 import type { Jobs } from '../shared/jobs/queues'
 import type { Outbound } from '../shared/net/client'
 import type { Redis } from '../shared/redis'
+import type { RateCounts } from './http/rate-counts'
 import type { SecretCipher } from '../shared/secrets/cipher'
 
 export interface AppDeps {
   config: Config
   sql: Sql
   redis?: Redis
+  /** Where the rate limits of every API node meet (Redis; undefined: each limit counted in this process). */
+  rateCounts?: RateCounts
   repo: Repo
   verifier: ApiKeyVerifier
   jobs: Jobs

@@ -10,6 +10,7 @@ import { waitReady } from '../shared/redis'
 import { type Jobs, redisJobs } from '../shared/jobs/queues'
 import { configOrExit, onShutdown, openRuntime, type Runtime } from '../shared/runtime'
 import { createApp } from './app'
+import { RedisRateCounts } from './http/rate-counts'
 
 export interface ApiNode {
   port: number
@@ -40,7 +41,8 @@ export async function startApi(config: Config, shared?: Runtime, inProcess?: Job
   let port = config.port
   const publicBase = () => publicBaseOf(config, port)
   const secret = await loadServerSecret(rt.sql)
-  const app = await createApp({ config, sql: rt.sql, redis, repo, verifier, jobs, secret, cipher: rt.cipher, outbound: rt.outbound, publicBase })
+  const rateCounts = config.redisUrl ? new RedisRateCounts(config.redisUrl) : undefined
+  const app = await createApp({ config, sql: rt.sql, redis, rateCounts, repo, verifier, jobs, secret, cipher: rt.cipher, outbound: rt.outbound, publicBase })
   // Elysia asks Bun for SO_REUSEPORT unless told not to: two nodes would then share a port silently.
   app.listen({ port: config.port, hostname: config.host, reusePort: false, maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024 })
   port = app.server?.port ?? config.port
@@ -55,6 +57,7 @@ export async function startApi(config: Config, shared?: Runtime, inProcess?: Job
     port,
     async stop() {
       await app.stop()
+      rateCounts?.close()
       // In process, the workers' stop closes the jobs.
       if (jobs !== inProcess) await jobs.close()
       if (!shared) await rt.close()

@@ -11,6 +11,7 @@ import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/req
 import { requiredScope, route } from '../../shared/fhir/router'
 import { authenticate, authorize } from '../http/auth'
 import { type SurfaceLimiters, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
+import type { RateCounts } from '../http/rate-counts'
 import type { Peer } from '../../shared/net/client-address'
 import type { Principal } from '../../shared/auth/api-keys'
 import { type BulkFileStore, bulkFileStore } from '../../shared/bulk/file-store'
@@ -31,6 +32,8 @@ export interface FhirDeps {
   secret: string
   /** The $everything page cache. */
   redis?: Redis
+  /** The cluster's rate-limit counts (api/http/rate-counts.ts). */
+  rateCounts?: RateCounts
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])

@@ -4,14 +4,14 @@
 // with the seconds until the window ends (Retry-After, at least 1), and answers carry the IETF headers
 // RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers).
 //
-// Counting costs no Redis round trip per request: each node counts in memory and adds its count to the
-// window's Redis key (INCRBY) at most every FLUSH_MS, reading back the cluster's total. A node's own
-// requests are always counted at once; other nodes' join within FLUSH_MS, so a cluster may let through
-// up to that much more than the limit.
+// Counting costs no Redis round trip per request: each node counts in memory and adds its counts to the
+// windows' Redis keys at most every FLUSH_MS, reading back the cluster's totals (one command for all the
+// keys counted since the last flush, rate-counts.ts). A node's own requests are always counted at once;
+// other nodes' join within FLUSH_MS, so a cluster may let through up to that much more than the limit.
 import type { Config } from '../../shared/config'
 import { AppError } from '../../shared/errors'
-import type { Redis } from '../../shared/redis'
 import { ClientAddresses } from '../../shared/net/client-address'
+import type { RateCounts } from './rate-counts'
 
 export interface RateDecision {
   allowed: boolean
@@ -22,6 +22,8 @@ export interface RateDecision {
 }
 
 interface Window {
+  /** The counted key (an API key's id, an address). */
+  key: string
   /** Number of the window (time / windowMs). */
   n: number
   /** The cluster's count as Redis last answered, this node's flushed requests included. */
@@ -35,14 +37,18 @@ const MAX_KEYS = 100_000
 
 export class RateLimiter {
   private readonly windows = new Map<string, Window>()
+  /** The windows with requests not yet sent to Redis (a flush looks at these alone, not every key). */
+  private unsent: Window[] = []
+  private readonly counts: RateCounts | undefined
   private flushing: ReturnType<typeof setTimeout> | undefined
   /** The window of the last request counted. */
   private lastCounted = -1
 
   private readonly policy: string
 
-  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; redis?: Redis; name?: string }) {
+  constructor(private readonly opts: { limit: number; windowMs: number; prefix: string; counts?: RateCounts; name?: string }) {
     this.policy = `"${opts.name ?? 'default'}";q=${opts.limit};w=${Math.max(1, Math.round(opts.windowMs / 1000))}`
+    this.counts = opts.counts
   }
 
   get enabled(): boolean {
@@ -51,11 +57,14 @@ export class RateLimiter {
 
   /** Counts one request of `key` (synchronous: no await on the hot path). */
   take(key: string): RateDecision {
-    const w = this.window(key)
-    w.pending++
+    const now = Date.now()
+    const w = this.window(key, now)
+    if (w.pending++ === 0 && this.counts) {
+      this.unsent.push(w)
+      this.flushing ??= setTimeout(this.flush, FLUSH_MS)
+    }
     this.lastCounted = w.n
-    if (this.opts.redis) this.flushSoon()
-    return this.decision(w.known + w.pending)
+    return this.decision(w.known + w.pending, now)
   }
 
   /** Whether any key was counted in the current window (when none was, `over` is undefined for all). */
@@ -67,7 +76,7 @@ export class RateLimiter {
   over(key: string): RateDecision | undefined {
     const w = this.windows.get(key)
     if (!w || w.n !== this.current()) return undefined
-    const d = this.decision(w.known + w.pending)
+    const d = this.decision(w.known + w.pending, Date.now())
     return d.allowed ? undefined : d
   }
 
@@ -76,23 +85,22 @@ export class RateLimiter {
     return { 'ratelimit-policy': this.policy, ratelimit: `"${this.opts.name ?? 'default'}";r=${d.remaining};t=${d.retryAfterS}` }
   }
 
-  private current(): number {
-    return Math.floor(Date.now() / this.opts.windowMs)
+  private current(now = Date.now()): number {
+    return Math.floor(now / this.opts.windowMs)
   }
 
-  private window(key: string): Window {
-    const n = this.current()
+  private window(key: string, now: number): Window {
+    const n = this.current(now)
     let w = this.windows.get(key)
     if (w && w.n === n) return w
     if (this.windows.size >= MAX_KEYS) this.forgetOld(n)
-    w = { n, known: 0, pending: 0 }
+    w = { key, n, known: 0, pending: 0 }
     this.windows.set(key, w)
     return w
   }
 
-  private decision(count: number): RateDecision {
+  private decision(count: number, now: number): RateDecision {
     const { limit, windowMs } = this.opts
-    const now = Date.now()
     const resetAt = (Math.floor(now / windowMs) + 1) * windowMs
     return {
       allowed: count <= limit,
@@ -107,35 +115,25 @@ export class RateLimiter {
     if (this.windows.size >= MAX_KEYS) this.windows.clear()
   }
 
-  private flushSoon(): void {
-    this.flushing ??= setTimeout(() => {
-      this.flushing = undefined
-      void this.flush()
-    }, FLUSH_MS)
-  }
-
-  // One INCRBY per key with requests since the last flush, in one pipeline; a window's key is never reused
-  // (its number is in the name) and expires after it, so a lost expiry cannot block anyone.
-  private async flush(): Promise<void> {
-    const redis = this.opts.redis as Redis
-    const batch = [...this.windows].filter(([, w]) => w.pending > 0)
-    if (batch.length === 0) return
-    const pipeline = redis.pipeline()
-    for (const [key, w] of batch) {
-      const k = `${this.opts.prefix}:rate:${key}:${w.n}`
-      pipeline.incrby(k, w.pending)
-      pipeline.pexpire(k, this.opts.windowMs + 1000)
-    }
+  // Adds each window's requests since the last flush to its Redis key, in one command for all; a window's
+  // key is never reused (its number is in the name) and expires after it, so a lost expiry cannot block
+  // anyone. A window that has ended meanwhile is sent too: the other nodes counted in it.
+  private readonly flush = async (): Promise<void> => {
+    this.flushing = undefined
+    const batch = this.unsent
+    this.unsent = []
+    const keys = batch.map((w) => `${this.opts.prefix}:rate:${w.key}:${w.n}`)
+    const counts = batch.map((w) => w.pending)
     // What is sent counts here at once (a request taken while Redis answers sees it).
-    for (const [, w] of batch) {
+    for (const w of batch) {
       w.known += w.pending
       w.pending = 0
     }
     try {
-      const replies = (await pipeline.exec()) ?? []
-      batch.forEach(([, w], i) => {
-        // The cluster's count: this node's requests and every other node's.
-        const total = Number(replies[2 * i]?.[1])
+      const totals = await (this.counts as RateCounts).add(keys, counts, this.opts.windowMs + 1000)
+      // The cluster's counts: this node's requests and every other node's.
+      batch.forEach((w, i) => {
+        const total = Number(totals[i])
         if (Number.isFinite(total)) w.known = Math.max(w.known, total)
       })
     } catch {
@@ -158,15 +156,15 @@ export interface SurfaceLimiters {
 
 const made = new WeakMap<object, SurfaceLimiters>()
 
-export function surfaceLimiters(deps: { config: Config; redis?: Redis }): SurfaceLimiters {
+export function surfaceLimiters(deps: { config: Config; rateCounts?: RateCounts }): SurfaceLimiters {
   let l = made.get(deps)
   if (!l) {
     const { limits, queuePrefix } = deps.config
     const windowMs = limits.rateWindowMs
     l = {
-      fhir: new RateLimiter({ limit: limits.fhirRateLimit, windowMs, prefix: `${queuePrefix}:fhir`, redis: deps.redis, name: 'per-key' }),
-      anonymous: new RateLimiter({ limit: limits.anonymousRateLimit, windowMs, prefix: `${queuePrefix}:anon`, redis: deps.redis, name: 'per-address' }),
-      pages: new RateLimiter({ limit: limits.pageRateLimit, windowMs, prefix: `${queuePrefix}:pages`, redis: deps.redis, name: 'pages-per-address' }),
+      fhir: new RateLimiter({ limit: limits.fhirRateLimit, windowMs, prefix: `${queuePrefix}:fhir`, counts: deps.rateCounts, name: 'per-key' }),
+      anonymous: new RateLimiter({ limit: limits.anonymousRateLimit, windowMs, prefix: `${queuePrefix}:anon`, counts: deps.rateCounts, name: 'per-address' }),
+      pages: new RateLimiter({ limit: limits.pageRateLimit, windowMs, prefix: `${queuePrefix}:pages`, counts: deps.rateCounts, name: 'pages-per-address' }),
       addresses: ClientAddresses.parse(deps.config.trustedProxies),
     }
     made.set(deps, l)

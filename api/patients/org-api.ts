@@ -75,7 +75,7 @@ function createOrgApi(deps: AppDeps): OrgApi {
     limit: deps.config.patientApiRateLimit,
     windowMs: deps.config.patientApiRateWindowMs,
     prefix: deps.config.queuePrefix,
-    redis: deps.redis,
+    counts: deps.rateCounts,
   })
   const limiters = surfaceLimiters(deps)
   return {
