@@ -13,9 +13,9 @@ import { join } from '../../../db/fragments'
 import type { Fragment } from '../types'
 
 /** Rows of each driver checked against the other criteria. */
-export const SAMPLE = 200
+export const SAMPLE = 100
 /** Matches in a driver's sample for it to drive (5%: a page of 20 within about 400 probes). */
-const MIN_MATCHES = 10
+const MIN_MATCHES = 5
 
 /**
  * The WITH entry `pick` (`pick.k`: the index of the driver to read, or -1 for the intersection), from each driver's rows already
