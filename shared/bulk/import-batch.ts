@@ -8,10 +8,11 @@ import type { TxSql } from '../db/client'
 import { AppError } from '../errors'
 import { parseFhirJsonBody } from '../fhir/format/json'
 import { assertValidId } from '../fhir/ids'
-import { nextVersion } from '../fhir/interactions/store-version'
+import { newVersion, nextVersion } from '../fhir/interactions/store-version'
 import { retryOnCreateRace } from '../fhir/interactions/update'
 import { errorOutcome, toAppError } from '../fhir/outcome'
 import type { Repo } from '../fhir/repo/repo'
+import type { PreparedCopy } from '../fhir/repo/write-tx'
 import type { NewVersion } from '../fhir/repo/types'
 import { assertNotSubsetted } from '../fhir/resource-meta'
 import { assertValid } from '../fhir/validate/validate'
@@ -52,8 +53,21 @@ export function lineOutcome(line: number, err: unknown): string {
 }
 
 /**
+ * The batch's resources as new ones (version 1), their rows built for COPY before its transaction: what
+ * the transaction sends when none of them exists yet (an import into an empty database), so that the
+ * worker's CPU work for a batch is done before the database's starts, not between its statements.
+ * Undefined when the repository cannot COPY.
+ */
+export function prepareNewBatch(repo: Repo, items: { resource: any; key: string }[]): Promise<PreparedCopy | undefined> {
+  const now = new Date()
+  return repo.prepareCopy(items.map((i) => newVersion('', i.resource.resourceType, i.resource.id, 1, i.resource, now)))
+}
+
+/**
  * Writes the batch's resources in one transaction (keys unique within it), then runs `after` in the same
- * transaction; `locked` is called once the batch's current versions are locked. Purely numeric ids are accepted (an export of this server has them) and the id sequence is
+ * transaction; `locked` is called once the batch's current versions are locked. `prepared`
+ * (prepareNewBatch) is written when none of them exists; otherwise each is planned against its current
+ * version here. Purely numeric ids are accepted (an export of this server has them) and the id sequence is
  * moved past them, so that ids the server assigns later never meet them.
  */
 export async function writeImportBatch(
@@ -61,6 +75,7 @@ export async function writeImportBatch(
   items: { resource: any; key: string }[],
   locked: () => void,
   after: (tx: TxSql, counts: BatchCounts) => Promise<void>,
+  prepared?: PreparedCopy,
 ): Promise<BatchCounts> {
   return retryOnCreateRace(() =>
     repo.transaction(
@@ -73,30 +88,38 @@ export async function writeImportBatch(
         const current = await w.lock(items.map((i) => ({ type: i.resource.resourceType, id: i.resource.id })))
         locked()
         const counts: BatchCounts = { created: 0, updated: 0, unchanged: 0 }
-        const versions: NewVersion[] = []
-        const supersedes = new Set<string>()
-        const now = new Date()
         let numeric = -1n
         for (const item of items) {
           const r = item.resource
-          const cur = current.get(item.key)
-          if (!cur && NUMERIC.test(r.id) && BigInt(r.id) > numeric) numeric = BigInt(r.id)
-          // The update an HTTP PUT plans, without its request checks (the line's were made on reading);
-          // a new resource's rid is given by the write.
-          const plan = nextVersion(r.resourceType, r.id, r, cur, '', now)
-          if (plan.outcome === 'unchanged') {
-            counts.unchanged++
-            continue
-          }
-          counts[plan.outcome]++
-          versions.push(plan.version)
-          if (plan.replaces) supersedes.add(plan.version.rid)
+          if (!current.has(item.key) && NUMERIC.test(r.id) && BigInt(r.id) > numeric) numeric = BigInt(r.id)
         }
         if (numeric >= 0n) {
           await w.tx`select setval('resource_rid_seq', greatest(last_value, ${numeric.toString()}::bigint)) from resource_rid_seq`
           repo.ids.skipPast(numeric)
         }
-        await w.write(versions, supersedes)
+        if (prepared && current.size === 0 && prepared.versions.length === items.length) {
+          await w.copyPrepared(prepared)
+          counts.created = items.length
+        } else {
+          const versions: NewVersion[] = []
+          const supersedes = new Set<string>()
+          const now = new Date()
+          for (const item of items) {
+            const r = item.resource
+            const cur = current.get(item.key)
+            // The update an HTTP PUT plans, without its request checks (the line's were made on reading);
+            // a new resource's rid is given by the write.
+            const plan = nextVersion(r.resourceType, r.id, r, cur, '', now)
+            if (plan.outcome === 'unchanged') {
+              counts.unchanged++
+              continue
+            }
+            counts[plan.outcome]++
+            versions.push(plan.version)
+            if (plan.replaces) supersedes.add(plan.version.rid)
+          }
+          await w.write(versions, supersedes)
+        }
         await after(w.tx, counts)
         return counts
       },

@@ -1,13 +1,13 @@
 // The $import job's batches in flight: several are written at once (IN_FLIGHT), so that the database
-// works on one while another waits on its round trips, and the worker reads and validates the next
-// meanwhile. The pipeline lasts the whole job, across its inputs: an input's last batches are still being written while the next
+// works on one while another waits on its round trips, and the worker reads, validates and prepares the
+// next meanwhile (its versions, index rows and COPY text, before its transaction: import-batch.ts). The pipeline lasts the whole job, across its inputs: an input's last batches are still being written while the next
 // input is opened and read (draining it at each input's end left both cores idle in turn, once per file).
 // A batch starts once the one before holds its row locks (a resource in both waits for the first to
 // commit, never the other way round), and commits after it, its checkpoint last: checkpoints commit in
 // the order of the batches, so a resumed job starts where the last committed one left off.
 import type { TxSql } from '../db/client'
 import type { Repo } from '../fhir/repo/repo'
-import { type BatchCounts, type ImportLine, writeImportBatch } from './import-batch'
+import { type BatchCounts, type ImportLine, prepareNewBatch, writeImportBatch } from './import-batch'
 
 /**
  * Batches written at once. Each batch's connection idles while the worker builds another's COPY text or
@@ -24,6 +24,8 @@ export class ImportPipeline {
   /** The writes not yet known to have committed, oldest first. */
   private readonly writes: Promise<void>[] = []
   private locked: Promise<void> | undefined
+  /** The last batch written created every resource it had: the next is prepared as new ones. */
+  private expectNew = true
 
   constructor(
     private readonly repo: Repo,
@@ -31,11 +33,19 @@ export class ImportPipeline {
   ) {}
 
   /**
-   * Starts writing `items` (valid and bad lines); resolves once the batch `depth - 1` before it has
-   * committed, so that at most `depth` are in flight. A failed batch rejects here or in a later `commit`
-   * or `drain`; the batches after it roll back.
+   * Prepares `items` (valid and bad lines), waits until fewer than `depth` batches are in flight, and
+   * starts writing them; resolves once started, so that the worker reads the next batch while `depth`
+   * are written. A failed batch rejects in a later `commit` or in `drain`; the batches after it roll back.
    */
   async commit(items: ImportLine[], after: AfterBatch): Promise<void> {
+    const good = items.filter((i): i is Extract<ImportLine, { key: string }> => 'key' in i)
+    const bad = items.filter((i): i is Extract<ImportLine, { outcome: string }> => 'outcome' in i)
+    // The batch's CPU work (versions, index rows, COPY text) before its transaction, so that the
+    // database never waits on the worker inside one; guessed from the batch before, which created all
+    // of its resources (a re-run, whose resources exist, plans against them in the transaction instead).
+    const prepared = this.expectNew && good.length > 0 ? await prepareNewBatch(this.repo, good) : undefined
+    // Room for it: the worker has read and prepared this batch while `depth` were written.
+    while (this.writes.length >= this.depth) await this.writes.shift()
     const prior = this.writes[this.writes.length - 1]
     await this.locked
     let lockedNow: () => void = () => {}
@@ -43,20 +53,24 @@ export class ImportPipeline {
       lockedNow = resolve
     })
     const writing = (async () => {
-      const good = items.filter((i): i is Extract<ImportLine, { key: string }> => 'key' in i)
-      const bad = items.filter((i): i is Extract<ImportLine, { outcome: string }> => 'outcome' in i)
       try {
-        await writeImportBatch(this.repo, good, lockedNow, async (tx, counts) => {
-          await prior // the batch before has committed (when it failed, this one rolls back)
-          await after(tx, counts, bad)
-        })
+        await writeImportBatch(
+          this.repo,
+          good,
+          lockedNow,
+          async (tx, counts) => {
+            this.expectNew = counts.created === good.length
+            await prior // the batch before has committed (when it failed, this one rolls back)
+            await after(tx, counts, bad)
+          },
+          prepared,
+        )
       } finally {
         lockedNow() // failed before its locks: the next one is not held up (it rolls back on `prior`)
       }
     })()
     writing.catch(() => {}) // handled where it is awaited: by a later commit, or by drain
     this.writes.push(writing)
-    while (this.writes.length >= this.depth) await this.writes.shift()
     collectGarbage(items.length)
   }
 
@@ -74,10 +88,12 @@ export class ImportPipeline {
  * after each batch, 72 MB when every 8,000 lines it was a full synchronous one (a full one after every
  * batch cost 45 µs per resource). With three batches in flight, every 8,000 lines let it grow 199-210 MB
  * (over issue 25's 200); every 3,000 lines 132-146 MB, for 3,014-3,571 against 3,364-3,801 resources/s
- * (bench/bulk-import.ts 10 --first-only, alternated, quiet machine, 2026-11-26).
+ * (bench/bulk-import.ts 10 --first-only, alternated, quiet machine, 2026-11-26). Since batches are
+ * prepared before their transaction (one more batch held), every 3,000 lines let it grow 175-193 MB,
+ * every 2,000 124-147 MB, for about 3 µs more worker CPU a resource (loaded machine, 2026-11-28).
  */
 let sinceFullGc = 0
-const FULL_GC_LINES = 3000
+const FULL_GC_LINES = 2000
 
 function collectGarbage(lines: number): void {
   sinceFullGc += lines

@@ -28,19 +28,16 @@ const CHUNK_CHARS = 256 * 1024
  * them, in the same order). Resolves once the server has taken every row; rejects with its error (a
  * unique violation, a cancel) otherwise.
  */
-export async function copyRows(
-  tx: TxSql,
-  table: string,
-  columns: readonly string[],
-  rows: readonly object[],
-  keys: readonly string[] = columns,
-): Promise<void> {
-  if (rows.length === 0) return
-  const stream = await tx`copy ${tx(table)} (${tx(columns as string[])}) from stdin`.writable()
-  const done = new Promise<void>((resolve, reject) => {
-    stream.on('finish', resolve)
-    stream.on('error', reject)
-  })
+export function copyRows(tx: TxSql, table: string, columns: readonly string[], rows: readonly object[], keys: readonly string[] = columns): Promise<void> {
+  return copyText(tx, table, columns, copyPieces(rows, keys))
+}
+
+/**
+ * The COPY text of `rows` (`keys` the properties giving the columns, in order), in pieces of about
+ * CHUNK_CHARS: CPU only, so that it can be built before the transaction that sends it (import-batch.ts).
+ */
+export function copyPieces(rows: readonly object[], keys: readonly string[]): string[] {
+  const pieces: string[] = []
   let text = ''
   for (const row of rows) {
     const r = row as Record<string, unknown>
@@ -48,11 +45,23 @@ export async function copyRows(
     for (let k = 1; k < keys.length; k++) line += `\t${field(r[keys[k]])}`
     text += `${line}\n`
     if (text.length >= CHUNK_CHARS) {
-      stream.write(text)
+      pieces.push(text)
       text = ''
     }
   }
-  if (text !== '') stream.write(text)
+  if (text !== '') pieces.push(text)
+  return pieces
+}
+
+/** Sends COPY text (copyPieces) into `table`'s `columns`; resolves once the server has taken it all. */
+export async function copyText(tx: TxSql, table: string, columns: readonly string[], pieces: readonly string[]): Promise<void> {
+  if (pieces.length === 0) return
+  const stream = await tx`copy ${tx(table)} (${tx(columns as string[])}) from stdin`.writable()
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('finish', resolve)
+    stream.on('error', reject)
+  })
+  for (const piece of pieces) stream.write(piece)
   stream.end()
   await done
 }

@@ -18,6 +18,9 @@ export interface Indexable {
 /** The index rows of some resources, as an IndexWriter extracted them (opaque to the repository). */
 export type IndexRowSet = { readonly extractedBy: 'IndexWriter' }
 
+/** Index rows as COPY text, as an IndexWriter prepared them (opaque to the repository). */
+export type IndexCopy = { readonly preparedBy: 'IndexWriter' }
+
 /** Keeps the search index tables in step with the current versions (search/index/index-store.ts). */
 export interface IndexWriter {
   /** The index rows of `resources` under the current search parameters: CPU only, so that a reindex
@@ -27,9 +30,12 @@ export interface IndexWriter {
   /** The CTEs that delete the index rows of the `superseded` rids and insert `rows` (those of rids in
    *  `keep` only, when given); undefined when there is nothing to do. */
   writeIndexes(tx: TxSql, rows: IndexRowSet, superseded: string[], opts?: { keep?: ReadonlySet<string>; fulltext?: boolean }): Fragment | undefined
-  /** Writes the rows of resources that had none with COPY (a bulk import's new resources), all but the
-   *  full-text rows, whose CTE it returns for the caller's statement. Absent: the CTEs are used. */
-  copyIndexes?(tx: TxSql, rows: IndexRowSet): Promise<PendingCtes | undefined>
+  /** The COPY text of extracted rows of resources that have none yet (a bulk import's new resources):
+   *  CPU only, so that it is built before the transaction that sends it. With copyIndexes. */
+  prepareCopy?(rows: IndexRowSet): IndexCopy
+  /** Writes prepared rows with COPY, all but the full-text rows, whose CTE it returns for the caller's
+   *  statement. Absent: the CTEs are used. */
+  copyIndexes?(tx: TxSql, copy: IndexCopy): Promise<PendingCtes | undefined>
   /** How many index rows one resource has, by `table code` ($reindex's report of one resource). */
   countRows(tx: TxSql, rid: string): Promise<Map<string, number>>
 }

@@ -16,7 +16,7 @@ import { type PreparedBatch, prepareBatch, type ReindexOptions } from './reindex
 import { markAllForReindexing, performReindexingPass } from './reindex-pass'
 import { type ResourceCount, resourceCounts } from './resource-counts'
 import { type NewVersion, type ResourceRow, type StoredVersion, storedFromRow } from './types'
-import { type WriteOptions, WriteTx } from './write-tx'
+import { type PreparedCopy, prepareCopy, type WriteOptions, WriteTx } from './write-tx'
 
 export type { WriteOptions, WriteTx } from './write-tx'
 
@@ -118,6 +118,19 @@ export class Repo {
    */
   insert(versions: NewVersion[]): Promise<void> {
     return this.inserts.insert(versions)
+  }
+
+  /**
+   * New resources' rows as COPY text, rids given (one nextval per hundred), before the transaction that
+   * writes them with WriteTx.copyPrepared (a bulk import); undefined when the index writer cannot COPY.
+   */
+  async prepareCopy(versions: NewVersion[]): Promise<PreparedCopy | undefined> {
+    if (!this.collaborators.indexes.prepareCopy || !this.collaborators.indexes.copyIndexes) return undefined
+    const rids = await this.ids.allocate(versions.length)
+    versions.forEach((v, i) => {
+      v.rid = rids[i]
+    })
+    return prepareCopy(this.collaborators, versions)
   }
 
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */

@@ -3,10 +3,10 @@
 // keep in step with them (index rows, concept rows, the reference check) as CTEs of that statement.
 import type { Sql, TxSql } from '../../db/client'
 import { type Fragment, join } from '../../db/fragments'
-import { copyRows } from '../../db/copy-rows'
+import { copyPieces, copyText } from '../../db/copy-rows'
 import { textColumns } from '../../db/text-columns'
 import { recordResults } from './bundle-jobs'
-import type { RepoCollaborators, Referrer, StatementCheck } from './collaborators'
+import type { IndexCopy, RepoCollaborators, Referrer, StatementCheck } from './collaborators'
 import type { IdAllocator } from './ids'
 import type { CurrentRow } from './current-pages'
 import { type PreparedBatch, prepareBatch, type ReindexOptions, writeBatch } from './reindex'
@@ -140,7 +140,14 @@ export class WriteTx {
     }
     this.writing = new Set(versions.map((v) => `${v.type}/${v.id}`))
     try {
-      if (this.copyNew && this.inTransaction && supersedes.size === 0 && !this.checkReferences && this.collaborators.indexes.copyIndexes) {
+      if (
+        this.copyNew &&
+        this.inTransaction &&
+        supersedes.size === 0 &&
+        !this.checkReferences &&
+        this.collaborators.indexes.prepareCopy &&
+        this.collaborators.indexes.copyIndexes
+      ) {
         for (let i = 0; i < versions.length; i += this.chunk) await this.copy(versions.slice(i, i + this.chunk))
         return
       }
@@ -163,19 +170,27 @@ export class WriteTx {
     }
   }
 
-  /**
-   * New resources (no version replaced, no reference check) with COPY: the resource rows, then their
-   * index rows (copy-rows.ts, index-copy.ts), then one statement for the rest (the per-type counts, the
-   * full-text rows, concept rows). Raises 23505 when a new (type, id) races another create.
-   */
+  /** New resources (no version replaced, no reference check) with COPY (copyPrepared). */
   private async copy(versions: NewVersion[]): Promise<void> {
+    await this.copyPrepared(prepareCopy(this.collaborators, versions) as PreparedCopy)
+  }
+
+  /**
+   * Writes new resources whose rows prepareCopy built (a bulk import's, in a transaction of `copyNew`
+   * without the reference check): the resource rows, then their index rows (copy-rows.ts,
+   * index-copy.ts), then one statement for the rest (the per-type counts, the full-text rows, concept
+   * rows). Raises 23505 when a new (type, id) races another create.
+   */
+  async copyPrepared(p: PreparedCopy): Promise<void> {
     const sql = this.tx
     const { indexes, terminology, searchParams } = this.collaborators
+    if (!this.copyNew || !this.inTransaction || this.checkReferences || !indexes.copyIndexes) throw new Error('copyPrepared: this write does not COPY')
+    const { versions } = p
+    if (versions.length === 0) return
     if (searchParams.check(versions)) this.committed.push(() => searchParams.changed())
-    const rows = indexes.indexRows(versions)
-    await copyRows(sql, 'resource', RESOURCE_COLUMNS, storedColumns(versions), STORED_KEYS)
+    await copyText(sql, 'resource', RESOURCE_COLUMNS, p.resource)
     const parts: Fragment[] = []
-    const fulltext = await (indexes.copyIndexes as NonNullable<typeof indexes.copyIndexes>)(sql, rows)
+    const fulltext = await indexes.copyIndexes(sql, p.indexes)
     if (fulltext) parts.push(fulltext.ctes)
     const counts = new Map<string, number>()
     for (const v of versions) counts.set(v.type, (counts.get(v.type) ?? 0) + 1)
@@ -229,6 +244,27 @@ export class WriteTx {
     if (concepts) parts.push(concepts.ctes)
     const reads = check ? sql`, (select ok from ${sql(check.check)})` : sql``
     return { query: sql`with ${join(sql as unknown as Sql, parts, sql`, `)} select 1 ${reads}`, check }
+  }
+}
+
+/** New resources' rows as COPY text, built before the transaction that writes them (WriteTx.copyPrepared). */
+export interface PreparedCopy {
+  versions: NewVersion[]
+  resource: string[]
+  indexes: IndexCopy
+}
+
+/**
+ * CPU only: the COPY text of new resources (their rids given) and of their index rows; undefined when
+ * the index writer cannot COPY.
+ */
+export function prepareCopy(collaborators: RepoCollaborators, versions: NewVersion[]): PreparedCopy | undefined {
+  const { indexes } = collaborators
+  if (!indexes.prepareCopy || !indexes.copyIndexes) return undefined
+  return {
+    versions,
+    resource: copyPieces(storedColumns(versions), STORED_KEYS),
+    indexes: indexes.prepareCopy(indexes.indexRows(versions)),
   }
 }
 

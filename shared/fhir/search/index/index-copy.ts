@@ -6,33 +6,51 @@
 // `copy` keeps its CTE, as do the full-text rows (to_tsvector, which COPY cannot call): those CTEs are
 // returned for the caller's statement.
 import type { TxSql } from '../../../db/client'
-import { copyRows } from '../../../db/copy-rows'
-import type { IndexRowSet, IndexWriter, PendingCtes } from '../../repo/collaborators'
+import { copyPieces, copyText } from '../../../db/copy-rows'
+import type { IndexCopy, IndexRowSet, IndexWriter, PendingCtes } from '../../repo/collaborators'
 import { type Keyed, paramType } from '../types'
 import { type ExtractedRows, extractedCtes, indexWriter } from './index-store'
 
 /** The repository's index writer (index-store.ts) that can also COPY the rows of new resources. */
 export function copyingIndexWriter(baseUrl?: string): IndexWriter {
-  return { ...indexWriter(baseUrl), copyIndexes: (tx: TxSql, rows: IndexRowSet) => copyIndexRows(tx, rows as unknown as ExtractedRows) }
+  return {
+    ...indexWriter(baseUrl),
+    prepareCopy: (rows: IndexRowSet) => prepareIndexCopy(rows as unknown as ExtractedRows) as unknown as IndexCopy,
+    copyIndexes: (tx: TxSql, copy: IndexCopy) => copyIndexRows(tx, copy as unknown as PreparedIndexCopy),
+  }
 }
 
 type RowsOf = ExtractedRows['rows']
 
-/**
- * COPYs the index rows of resources that had none (one table after the other, on the transaction's
- * connection); returns the CTEs of the rest (types not copied, full-text rows) for the caller's statement.
- */
-export async function copyIndexRows(tx: TxSql, x: ExtractedRows): Promise<PendingCtes | undefined> {
+/** Each copied table's COPY text, and the rows left to the CTEs (types not copied, full-text rows). */
+export interface PreparedIndexCopy {
+  tables: { table: string; columns: readonly string[]; pieces: string[] }[]
+  rest: ExtractedRows
+}
+
+/** The COPY text of the rows of resources that had none (CPU only). */
+export function prepareIndexCopy(x: ExtractedRows): PreparedIndexCopy {
   const rest = {} as RowsOf
+  const tables: PreparedIndexCopy['tables'] = []
   for (const type of Object.keys(x.rows) as (keyof RowsOf)[]) {
     const t = paramType(type)
     const spec = t?.copy
     if (t && spec) {
       const rows = x.rows[type] as Keyed<object>[]
-      await copyRows(tx, t.table, spec.columns, spec.shape ? spec.shape(rows) : rows, spec.keys)
+      const pieces = copyPieces(spec.shape ? spec.shape(rows) : rows, spec.keys)
+      if (pieces.length > 0) tables.push({ table: t.table, columns: spec.columns, pieces })
     }
     ;(rest[type] as unknown[]) = spec ? [] : x.rows[type]
   }
-  const ctes = extractedCtes(tx, { ...x, rows: rest }, [])
+  return { tables, rest: { ...x, rows: rest } }
+}
+
+/**
+ * COPYs prepared index rows (one table after the other, on the transaction's connection); returns the
+ * CTEs of the rest (types not copied, full-text rows) for the caller's statement.
+ */
+export async function copyIndexRows(tx: TxSql, p: PreparedIndexCopy): Promise<PendingCtes | undefined> {
+  for (const t of p.tables) await copyText(tx, t.table, t.columns, t.pieces)
+  const ctes = extractedCtes(tx, p.rest, [])
   return ctes && { ctes } // wrapped: a fragment is thenable, and a promise resolved with it would run it alone
 }
