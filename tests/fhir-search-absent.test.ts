@@ -17,9 +17,16 @@ const COMMON = 3000
 const observations: any[] = []
 
 const lab = { coding: [{ system: CAT, code: 'laboratory' }] }
+let serial = 0
 function observation(over: Record<string, unknown>): any {
   return {
     resourceType: 'Observation',
+    // a value every Observation has beside its own (as every Synthea EOB has 99999999999): past the
+    // values a :not reads one by one (absent.ts VALUE_BUDGET)
+    identifier: [
+      { system: 'http://example.org/batch', value: '99999999999' },
+      { system: 'http://example.org/id', value: `own-${++serial}` },
+    ],
     status: 'final',
     category: [lab],
     code: { coding: [{ system: 'http://loinc.org', code: '8302-2' }] },
@@ -38,6 +45,8 @@ const SPARSE: Record<string, unknown>[] = [
   { category: undefined },
   { category: [{ coding: [{ system: 'http://example.org/other', code: 'laboratory' }] }] },
   { valueString: 'a note' },
+  { identifier: [{ system: 'http://example.org/id', value: 'lonely' }] },
+  { identifier: undefined },
 ]
 
 async function post(resources: any[]): Promise<void> {
@@ -107,6 +116,11 @@ async function expectAnswers(): Promise<void> {
   expect(await served('category:missing=true')).toEqual(lacking(category))
   expect(await served('value-string:missing=false')).toEqual(having((o) => o.valueString))
   expect(await served('value-string:missing=true')).toEqual(lacking((o) => o.valueString))
+  const identifiers = (o: any) => (o.identifier ?? []).map((i: any) => i.value)
+  for (const values of [['99999999999'], ['99999999999', 'lonely'], ['own-1'], ['99999999999', 'own-2']])
+    expect(await served(`identifier:not=${values.join(',')}`)).toEqual(
+      keys(observations.filter((o) => !identifiers(o).some((v: string) => values.includes(v)))),
+    )
 }
 
 describe('sparse negations through search shapes', () => {

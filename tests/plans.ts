@@ -90,7 +90,7 @@ export async function searchCost(
   try {
     for (const st of statements) {
       // the per-type sizes (query/type-sizes.ts), read every few seconds, not per search
-      if (st.query.includes('resource_count')) continue
+      if (/^\s*select res_type, sum\(n\)/.test(st.query)) continue
       const run = (format: string) =>
         sql.begin(async (tx) => {
           await tx.unsafe(`set local plan_cache_mode = ${custom ? 'force_custom_plan' : 'force_generic_plan'}`)

@@ -50,10 +50,21 @@ export function negationCandidates(sql: Sql, c: Criterion, type: string, fallbac
     cross join lateral (select m.rid from idx_token m where m.res_type = ${type} and m.code = ${code} and m.value = v.value offset 0) m
     where ${few} and v.value <> all(${named}::text[])`
   const noCode = sql`select m.rid from idx_token m where m.res_type = ${type} and m.code = ${code} and m.value is null and ${few}`
-  const lacking = shapeRids(sql, type, sql`${few} and not exists (select 1 from idx_token i where i.rid = rep.rid and ${codeMatch(sql, c.def)} offset 0)`)
-  const exact = sql`select f.rid from (${fallback}) f where not ${few}`
+  // Too many values: when every resource with the parameter has a row of a named code (every EOB has
+  // the identifier 99999999999 beside its own), the matches are those without the parameter, which the
+  // counts tell without the type's rids: its live resources (resource_count less its tombstones) less
+  // those lacking the parameter less those with a named code. Else the exact set.
+  const covered = sql`(select ok from covered)`
+  const lacking = sql`select l.rid from lack l where ${few} or ${covered}`
+  const exact = sql`select f.rid from (${fallback}) f where not ${few} and not ${covered}`
   return sql`with vals as materialized (select v.value from (${distinctValues(sql, type, code)}) v limit ${VALUE_BUDGET + 1}),
-      nvals as materialized (select count(*) as n from vals)
+      nvals as materialized (select count(*) as n from vals),
+      lack as materialized (${shapeRids(sql, type, sql`not exists (select 1 from idx_token i where i.rid = rep.rid and ${codeMatch(sql, c.def)} offset 0)`)}),
+      covered as materialized (select
+        (select coalesce(sum(k.n), 0) from resource_count k where k.res_type = ${type})
+        - (select count(*) from resource x where x.res_type = ${type} and x.deleted)
+        - (select count(*) from lack)
+        - (select count(distinct i.rid) from idx_token i where i.res_type = ${type} and i.code = ${code} and i.value = any(${named}::text[])) = 0 as ok)
     ${join(sql, [others, noCode, lacking, exact], sql` union all `)}`
 }
 
