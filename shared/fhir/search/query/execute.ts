@@ -70,7 +70,7 @@ export async function runSearch(sql: Sql, q: SearchQuery, baseUrl: string, curso
   const shape = scan || !canBound ? undefined : boundedPage(sql, q, baseUrl, ROW, ridBound, { asOf, firstPage: !cursor, reverse })
   const rows = shape
     ? await sql<any[]>`
-    with ${shape.with}
+    with recursive ${shape.with}
     select * from (${join(
       sql,
       shape.branches.map(
@@ -146,12 +146,12 @@ function whereOf(sql: Sql, q: SearchQuery, baseUrl: string, probes = false): Fra
 
 async function countOf(sql: Sql, where: Fragment, bounded?: BoundedPage): Promise<number> {
   if (bounded?.count) {
-    const [row] = await sql<{ n: number }[]>`with ${bounded.with} select (${bounded.count()})::int as n`
+    const [row] = await sql<{ n: number }[]>`with recursive ${bounded.with} select (${bounded.count()})::int as n`
     return row.n
   }
   if (bounded) {
     const counts = bounded.branches.map((b) => sql`(select count(*) from ${b.from} where ${b.when})`)
-    const [row] = await sql<{ n: number }[]>`with ${bounded.with} select (${join(sql, counts, sql` + `)})::int as n`
+    const [row] = await sql<{ n: number }[]>`with recursive ${bounded.with} select (${join(sql, counts, sql` + `)})::int as n`
     return row.n
   }
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from resource ${sql(ROW)} where ${where}`
