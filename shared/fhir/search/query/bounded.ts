@@ -168,7 +168,11 @@ export function boundedPage(
           ...(drivers.length === 1 ? [] : [{ from: sparseFrom(set(true), inSet), when: picked(-1), order: byCandidate }]),
         ]
   const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse.length > 0 ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
-  const scans = (sorting ? sortedScans(sql, q, row, { asOf: sorting.asOf, firstPage: sorting.firstPage, where, limit }) : undefined) ?? [{ extra: sql`true` }]
+  // The criteria that read only the resource's rid, on another row's rid (sorted-scans.ts checks them on the date rows).
+  const onRid = (alias: string) => compileCriteria(sql, q.criteria.filter(ridOnly), { alias, type, depth: 0, probes: true }, baseUrl)
+  const scans = (sorting ? sortedScans(sql, q, row, { asOf: sorting.asOf, firstPage: sorting.firstPage, where, limit, onRid }) : undefined) ?? [
+    { extra: sql`true` },
+  ]
   const scan = scans.map((x) => ({ from: x.from ?? sql`resource ${r}`, when: sql`${scanWhen} and ${x.extra}`, order: x.order }))
   // Evaluated only when every driver is common (an InitPlan runs when its value is first needed).
   // The window's rids are found one index descent each (the next rid of the type after the last): as

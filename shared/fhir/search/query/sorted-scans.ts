@@ -24,6 +24,8 @@ export interface SortedScanContext {
   firstPage: boolean
   /** The WHERE of the resource row (every criterion). */
   where: Fragment
+  /** The criteria that read only the rid, as a condition on a row with a `rid` named by the alias (given it). */
+  onRid?: (alias: string) => Fragment
   /** Rows the page reads (count + 1 + offset). */
   limit: number
 }
@@ -60,9 +62,13 @@ export function sortedScans(sql: Sql, q: SearchQuery, row: string, ctx: SortedSc
   const dated = sql`idx_date ${d} cross join lateral (select ${r}.* from resource ${r} where ${r}.rid = ${d}.rid offset 0) ${r}`
   const first = sql`${d}.res_type = ${type} and ${d}.code = ${code}
     and not exists (select 1 from idx_date x where x.rid = ${d}.rid and x.code = ${code} and (${earlier} or (${same} and x.ctid < ${d}.ctid)))`
-  const enough = sql`(select count(*) from (select 1 from ${dated} where ${first} and ${ctx.where} limit ${ctx.limit}) n) >= ${ctx.limit}`
+  // The criteria on the rid are checked on the date row before its resource is looked up: a common code
+  // sorted by date (Observation?code=2085-9&_sort=-date, 2% of Observations) looked up every resource
+  // it walked past.
+  const early = ctx.onRid ? sql`and ${ctx.onRid('d0')}` : sql``
+  const enough = sql`(select count(*) from (select 1 from ${dated} where ${first} ${early} and ${ctx.where} limit ${ctx.limit}) n) >= ${ctx.limit}`
   return [
-    { from: dated, extra: first, order: () => sql`${d}.${col} ${desc ? sql`desc` : sql`asc`}, ${d}.rid asc` },
+    { from: dated, extra: sql`${first} ${early}`, order: () => sql`${d}.${col} ${desc ? sql`desc` : sql`asc`}, ${d}.rid asc` },
     { extra: sql`not exists (select 1 from idx_date x where x.rid = ${r}.rid and x.code = ${code} offset 0) and not ${enough}` },
   ]
 }
