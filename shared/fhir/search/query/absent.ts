@@ -12,7 +12,7 @@
 import type { Sql } from '../../../db/client'
 import { join } from '../../../db/fragments'
 import { splitEscaped, unescape } from '../escape'
-import { shapeRange } from '../index/shape'
+import { shapeRange } from '../shape-key'
 import { storedCodes } from '../registry'
 import { handlerFor } from '../types'
 import type { Fragment } from '../types'
