@@ -7,6 +7,7 @@ import { referentialIntegrity } from './repo/referential-integrity'
 import { Repo } from './repo/repo'
 import { SearchParamSync } from './search/index/custom-params'
 import { copyingIndexWriter } from './search/index/index-copy'
+import { indexWriter } from './search/index/index-store'
 import { terminologyMaintenance } from './terminology/maintenance'
 
 export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis; sub: Redis }): Promise<Repo> {
@@ -15,7 +16,9 @@ export async function createRepo(sql: Sql, config: Config, redis?: { pub: Redis;
   return new Repo(
     sql,
     {
-      indexes: copyingIndexWriter(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined),
+      // PGlite (the embedded form, no DATABASE_URL) never answers COPY FROM STDIN over its socket: a bulk
+      // import there writes its rows with the statement's CTEs.
+      indexes: (config.databaseUrl ? copyingIndexWriter : indexWriter)(config.publicBaseUrl ? `${config.publicBaseUrl}/fhir` : undefined),
       integrity: referentialIntegrity({ onWrite: config.enforceReferentialIntegrity }),
       terminology: terminologyMaintenance(sql),
       searchParams,
