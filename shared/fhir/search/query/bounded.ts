@@ -11,7 +11,17 @@
 // row (compile.ts, Scope.probes), so no join can be turned into a nested loop over two whole sets.
 import type { Sql } from '../../../db/client'
 import { join } from '../../../db/fragments'
-import { compileCriteria, criterionRows, type DriverCriterion, driverCandidates, excludedRows, hasSources, hasSourceTargets, referenceDriver } from './compile'
+import {
+  chainBranchTargets,
+  compileCriteria,
+  criterionRows,
+  type DriverCriterion,
+  driverCandidates,
+  excludedRows,
+  hasSources,
+  hasSourceTargets,
+  referenceDriver,
+} from './compile'
 import type { Fragment } from '../types'
 import type { Criterion, SearchQuery } from './query'
 import { negationCandidates } from './absent'
@@ -52,7 +62,19 @@ export function boundedPage(
 ): BoundedPage | undefined {
   if (q.types.length !== 1) return undefined
   const type = q.types[0]
-  const scope = { alias: row, type, depth: 0, probes: true }
+  // Each top-level chain branch's target ids, found once for the statement: probed in the drivers' counts,
+  // the window, the pick and the page, a hashed set was read again in each (Patient.gender=male: about
+  // 1,000 buffers each time).
+  const targets = new Map<object, Fragment>()
+  const chainCtes: Fragment[] = []
+  for (const c of q.criteria)
+    if (c.kind === 'chain')
+      for (const b of c.branches) {
+        const name = sql(`ct${chainCtes.length}`)
+        chainCtes.push(sql`${name} as materialized (${chainBranchTargets(sql, b, 0, baseUrl)})`)
+        targets.set(b, sql`${name}`)
+      }
+  const scope = { alias: row, type, depth: 0, probes: true, targets }
   if (referenceDriver(q.criteria, scope)) return undefined
   const drivers = driverCandidates(q.criteria).slice(0, MAX_DRIVERS)
   if (drivers.length === 0 && !q.criteria.some(onIndexRows)) return undefined
@@ -72,7 +94,7 @@ export function boundedPage(
   const ctes = drivers.map((c, n) =>
     c.kind === 'has'
       ? sql`${d(n)} as materialized (select x.rid from (${hasSources(sql, c, baseUrl)}) x limit ${DRIVE_BUDGET})`
-      : sql`${d(n)} as materialized (select x.rid from (${criterionRows(sql, c, type, baseUrl)}) x ${ridBound ? sql`where ${ridBound(sql`x.rid`)}` : sql``} limit ${DRIVE_BUDGET})`,
+      : sql`${d(n)} as materialized (select x.rid from (${criterionRows(sql, c, type, baseUrl, targets)}) x ${ridBound ? sql`where ${ridBound(sql`x.rid`)}` : sql``} limit ${DRIVE_BUDGET})`,
   )
   const candidates = (c: DriverCriterion, n: number) =>
     c.kind === 'has'
@@ -142,7 +164,7 @@ export function boundedPage(
   const setFrom = absent ? [absent.c, ...inSet] : inSet
   const set = (cursor: boolean) => {
     if (absent) return sql`select distinct s.rid from (${absent.rows}) s where true ${cursor ? bound(sql`s.rid`) : sql``}`
-    const rows = drivers.map((c) => sql`(${criterionRows(sql, c, type, baseUrl)})`)
+    const rows = drivers.map((c) => sql`(${criterionRows(sql, c, type, baseUrl, targets)})`)
     if (rows.length === 0) rows.push(sql`(${typeRids})`)
     return sql`select s.rid from (${join(sql, rows, sql` intersect `)} ${negation ? sql`except (${negation.rows})` : sql``}) s
       where true ${cursor ? bound(sql`s.rid`) : sql``}`
@@ -161,7 +183,9 @@ export function boundedPage(
       ? []
       : [
           ...drivers.map((driver, k) => ({
-            from: sparseFrom(sql`select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x where true ${bound(sql`x.rid`)}`, [driver]),
+            from: sparseFrom(sql`select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl, targets)}) x where true ${bound(sql`x.rid`)}`, [
+              driver,
+            ]),
             when: picked(k),
             order: byCandidate,
           })),
@@ -169,7 +193,7 @@ export function boundedPage(
         ]
   const scanWhen = sql`${where} and (select ${common} from sizes s) ${sparse.length > 0 ? sql`and (select w.n >= ${limit} from win w)` : sql``}`
   // The criteria that read only the resource's rid, on another row's rid (sorted-scans.ts checks them on the date rows).
-  const onRid = (alias: string) => compileCriteria(sql, q.criteria.filter(ridOnly), { alias, type, depth: 0, probes: true }, baseUrl)
+  const onRid = (alias: string) => compileCriteria(sql, q.criteria.filter(ridOnly), { alias, type, depth: 0, probes: true, targets }, baseUrl)
   const scans = (sorting ? sortedScans(sql, q, row, { asOf: sorting.asOf, firstPage: sorting.firstPage, where, limit, onRid }) : undefined) ?? [
     { extra: sql`true` },
   ]
@@ -205,7 +229,7 @@ export function boundedPage(
             sql,
             [
               ...drivers.map(
-                (driver, k) => sql`(select count(*) from (select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl)}) x) ${r}
+                (driver, k) => sql`(select count(*) from (select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl, targets)}) x) ${r}
                   where (select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest(k), sql` and `)} from sizes s) and ${probed([driver])})`,
               ),
               sql`(select count(*) from (${set(false)}) ${r} where (select ${common} from sizes s) and ${probed(inSet)})`,
@@ -219,7 +243,7 @@ export function boundedPage(
   const pick = sparse.length > 1 ? [driverPick(sql, drivers.length, DRIVE_BUDGET, sampled, (k) => whereBut(drivers[k]))] : []
   return {
     count,
-    with: sql`${join(sql, [...ctes, sql`sizes as materialized (select ${join(sql, [...sizes, sql`0 as none`], sql`, `)})`, ...(sparse.length > 0 ? [win] : []), ...pick], sql`, `)}`,
+    with: sql`${join(sql, [...chainCtes, ...ctes, sql`sizes as materialized (select ${join(sql, [...sizes, sql`0 as none`], sql`, `)})`, ...(sparse.length > 0 ? [win] : []), ...pick], sql`, `)}`,
     where,
     branches: [...branches, ...scan, ...sparse],
   }

@@ -99,13 +99,13 @@ export function driverCandidates(criteria: Criterion[]): DriverCriterion[] {
 // resource of the type (177-306 ms on Synthea x10, bench/search-mix.ts).
 const isLastUpdated = (c: Criterion): boolean => c.kind === 'param' && c.def.code === '_lastUpdated'
 
-type ChainCriterion = Extract<Criterion, { kind: 'chain' }>
+export type ChainCriterion = Extract<Criterion, { kind: 'chain' }>
 export type HasCriterion = Extract<Criterion, { kind: 'has' }>
 export type DriverCriterion = ParamCriterion | ChainCriterion | HasCriterion
 
 /** The rids (`select rid ...`) of the resources of `type` a criterion that may drive matches. */
-export function criterionRows(sql: Sql, c: DriverCriterion, type: string, baseUrl: string): Fragment {
-  const scope = { alias: 'r0', type, depth: 0 }
+export function criterionRows(sql: Sql, c: DriverCriterion, type: string, baseUrl: string, targets?: Scope['targets']): Fragment {
+  const scope = { alias: 'r0', type, depth: 0, targets }
   if (c.kind === 'chain')
     return sql`select i.rid from idx_reference i where i.res_type = ${type} and i.code = ${c.def.code} and (${chainTargets(sql, c, scope, baseUrl)})`
   // The targets' ids once, then each one's row by the (res_type, id) key: as `t.id in (...)`, a plan
@@ -121,15 +121,20 @@ export function criterionRows(sql: Sql, c: DriverCriterion, type: string, baseUr
 
 // A chain's reference rows `i` point at a target of one of its types that matches that branch.
 function chainTargets(sql: Sql, c: ChainCriterion, scope: Scope, baseUrl: string): Fragment {
-  const inner = sql(`r${scope.depth + 1}`)
   const branches = c.branches.map((b) => {
-    const targets = sql`i.target_id in (
-      select ${inner}.id from resource ${inner}
-      where ${inner}.res_type = ${b.type} and not ${inner}.deleted
-        and ${compileCriterion(sql, b.inner, { alias: `r${scope.depth + 1}`, type: b.type, depth: scope.depth + 1 }, baseUrl)})`
+    const found = scope.targets?.get(b)
+    const targets = sql`i.target_id in (${found ? sql`select t.id from ${found} t` : chainBranchTargets(sql, b, scope.depth, baseUrl)})`
     return sql`(i.target_type = ${b.type} and ${once(sql, targets, scope.probes)})`
   })
   return join(sql, branches, sql` or `)
+}
+
+/** The ids (`select id`) of the resources of one branch's type that meet its inner criterion, for a chain at `depth`. */
+export function chainBranchTargets(sql: Sql, b: ChainCriterion['branches'][number], depth: number, baseUrl: string): Fragment {
+  const inner = sql(`r${depth + 1}`)
+  return sql`select ${inner}.id from resource ${inner}
+      where ${inner}.res_type = ${b.type} and not ${inner}.deleted
+        and ${compileCriterion(sql, b.inner, { alias: `r${depth + 1}`, type: b.type, depth: depth + 1 }, baseUrl)}`
 }
 
 // The ids of the resources of `targetType` that a `_has` source resource matching its criterion references.

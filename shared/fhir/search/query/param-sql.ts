@@ -24,6 +24,8 @@ export interface Scope {
    * (bounded.ts drives from the criterion with the fewest rows, or scans in rid order up to the page).
    */
   probes?: boolean
+  /** A chain branch's target ids already found once for the statement (a WITH entry's name), by branch. */
+  targets?: ReadonlyMap<object, Fragment>
 }
 
 // Keeps an EXISTS a subplan probed per row: PostgreSQL does not pull a subquery with OFFSET up into a

@@ -59,16 +59,18 @@ export function sortedScans(sql: Sql, q: SearchQuery, row: string, ctx: SortedSc
   const col = desc ? sql`hi` : sql`lo`
   const earlier = desc ? sql`x.hi > ${d}.hi` : sql`x.lo < ${d}.lo`
   const same = desc ? sql`x.hi = ${d}.hi` : sql`x.lo = ${d}.lo`
-  const dated = sql`idx_date ${d} cross join lateral (select ${r}.* from resource ${r} where ${r}.rid = ${d}.rid offset 0) ${r}`
-  const first = sql`${d}.res_type = ${type} and ${d}.code = ${code}
-    and not exists (select 1 from idx_date x where x.rid = ${d}.rid and x.code = ${code} and (${earlier} or (${same} and x.ctid < ${d}.ctid)))`
   // The criteria on the rid are checked on the date row before its resource is looked up: a common code
   // sorted by date (Observation?code=2085-9&_sort=-date, 2% of Observations) looked up every resource
-  // it walked past.
-  const early = ctx.onRid ? sql`and ${ctx.onRid('d0')}` : sql``
-  const enough = sql`(select count(*) from (select 1 from ${dated} where ${first} ${early} and ${ctx.where} limit ${ctx.limit}) n) >= ${ctx.limit}`
+  // it walked past. Inside the lateral, on the outer row only, they gate its lookup (a one-time filter
+  // per date row); beside the walk's own conditions, a planner without statistics took them for a
+  // filter leaving few rows, and sorted all 63,220 date rows instead of walking them in order.
+  const early = ctx.onRid ? sql`${ctx.onRid('d0')} and` : sql``
+  const dated = sql`idx_date ${d} cross join lateral (select ${r}.* from resource ${r} where ${early} ${r}.rid = ${d}.rid offset 0) ${r}`
+  const first = sql`${d}.res_type = ${type} and ${d}.code = ${code}
+    and not exists (select 1 from idx_date x where x.rid = ${d}.rid and x.code = ${code} and (${earlier} or (${same} and x.ctid < ${d}.ctid)))`
+  const enough = sql`(select count(*) from (select 1 from ${dated} where ${first} and ${ctx.where} limit ${ctx.limit}) n) >= ${ctx.limit}`
   return [
-    { from: dated, extra: sql`${first} ${early}`, order: () => sql`${d}.${col} ${desc ? sql`desc` : sql`asc`}, ${d}.rid asc` },
+    { from: dated, extra: first, order: () => sql`${d}.${col} ${desc ? sql`desc` : sql`asc`}, ${d}.rid asc` },
     { extra: sql`not exists (select 1 from idx_date x where x.rid = ${r}.rid and x.code = ${code} offset 0) and not ${enough}` },
   ]
 }
