@@ -65,9 +65,11 @@ export function sortedScans(sql: Sql, q: SearchQuery, row: string, ctx: SortedSc
   // per date row); beside the walk's own conditions, a planner without statistics took them for a
   // filter leaving few rows, and sorted all 63,220 date rows instead of walking them in order.
   const early = ctx.onRid ? sql`${ctx.onRid('d0')} and` : sql``
-  const dated = sql`idx_date ${d} cross join lateral (select ${r}.* from resource ${r} where ${early} ${r}.rid = ${d}.rid offset 0) ${r}`
-  const first = sql`${d}.res_type = ${type} and ${d}.code = ${code}
-    and not exists (select 1 from idx_date x where x.rid = ${d}.rid and x.code = ${code} and (${earlier} or (${same} and x.ctid < ${d}.ctid)))`
+  // The date row stands for its resource when no other of its rows comes first (checked in the lateral
+  // too, after the criteria: a walked row of another code costs one probe, not two).
+  const firstOfResource = sql`not exists (select 1 from idx_date x where x.rid = ${d}.rid and x.code = ${code} and (${earlier} or (${same} and x.ctid < ${d}.ctid)))`
+  const dated = sql`idx_date ${d} cross join lateral (select ${r}.* from resource ${r} where ${early} ${firstOfResource} and ${r}.rid = ${d}.rid offset 0) ${r}`
+  const first = sql`${d}.res_type = ${type} and ${d}.code = ${code}`
   const enough = sql`(select count(*) from (select 1 from ${dated} where ${first} and ${ctx.where} limit ${ctx.limit}) n) >= ${ctx.limit}`
   return [
     { from: dated, extra: first, order: () => sql`${d}.${col} ${desc ? sql`desc` : sql`asc`}, ${d}.rid asc` },
