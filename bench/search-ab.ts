@@ -2,7 +2,8 @@
 // loaded at the same time by one wrk each, so that both see the same machine (on a machine shared with
 // other work, runs taken one after the other differ by more than the effect looked for).
 // Usage: BENCH_DB=<a database bench/search.ts loaded and kept> bun run bench/search-ab.ts <treeA> <treeB> [seconds] [rounds]
-//   Q=subject (default): Observation?subject=Patient/{id}&code=...; Q=empty: the same with unknown patients.
+//   Q=subject (default): Observation?subject=Patient/{id}&code=...; Q=empty: the same with unknown patients;
+//   Q=name: Patient?name=<family> (bench/search.ts's second canonical search).
 //   DELAY_MS=<ms>: each connection waits that long after each answer (wrk's delay()), so both nodes are
 //   offered the same rate below what they can serve: CPU per request then compares at equal throughput
 //   (at full load it grows as a node's rate falls: fewer requests share each wakeup of the event loop).
@@ -49,16 +50,20 @@ const a = await start(treeA, 18401, envOf(process.env.ENV_A))
 const b = await start(treeB, 18402, envOf(process.env.ENV_B))
 const sql = createSql(a.databaseUrl, { max: 2 })
 try {
-  const ids =
-    process.env.Q === 'empty'
-      ? Array.from({ length: 200 }, (_, i) => ({ id: `none-${i}` }))
-      : await sql<{ id: string }[]>`
+  const paths =
+    process.env.Q === 'name'
+      ? (
+          await sql<{ family: string }[]>`
+          select s.value_exact as family from resource r join idx_string s on s.rid = r.rid and s.code = 'family'
+          where r.res_type = 'Patient' limit 200`
+        ).map((p) => `/fhir/Patient?name=${encodeURIComponent(p.family)}`)
+      : (process.env.Q === 'empty'
+          ? Array.from({ length: 200 }, (_, i) => ({ id: `none-${i}` }))
+          : await sql<{ id: string }[]>`
           select distinct ref.target_id as id from idx_reference ref join idx_token t on t.rid = ref.rid
           where ref.code = 'subject' and ref.res_type = 'Observation' and t.code = 'code' and t.value = '8302-2' limit 200`
-  const script = pathsScript(
-    '/tmp/bench-search-ab.lua',
-    ids.map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`),
-  )
+        ).map((p) => `/fhir/Observation?subject=Patient/${p.id}&code=http://loinc.org|8302-2`)
+  const script = pathsScript(`/tmp/bench-search-ab-${process.pid}.lua`, paths)
   if (process.env.DELAY_MS) writeFileSync(script, `${readFileSync(script, 'utf8')}delay = function()\n  return ${Number(process.env.DELAY_MS)}\nend\n`)
   const both = (s: number) => Promise.all([a, b].map((x) => wrk(`${x.base}/fhir/metadata`, { connections, seconds: s, script })))
   await both(10) // warm-up
