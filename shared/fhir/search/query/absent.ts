@@ -61,16 +61,23 @@ export function negationCandidates(sql: Sql, c: Criterion, type: string, fallbac
       nvals as materialized (select count(*) as n from vals),
       lack as materialized (${shapeRids(sql, type, sql`not exists (select 1 from idx_token i where i.rid = rep.rid and ${codeMatch(sql, c.def)} offset 0)`)}),
       covered as materialized (select
-        (select coalesce(sum(k.n), 0) from resource_count k where k.res_type = ${type})
-        - (select count(*) from resource x where x.res_type = ${type} and x.deleted)
+        ${liveResources(sql, type)}
         - (select count(*) from lack)
         - (select count(distinct i.rid) from idx_token i where i.res_type = ${type} and i.code = ${code} and i.value = any(${named}::text[])) = 0 as ok)
     ${join(sql, [others, noCode, lacking, exact], sql` union all `)}`
 }
 
-// The distinct non-null values of the token rows (type, code), smallest first, each with the rid of one
-// of its rows: a recursive skip scan, one descent of idx_token_lookup (res_type, code, value, ...) each.
-function distinctValues(sql: Sql, type: string, code: string): Fragment {
+/** The number of live resources of `type`, from the counts (resource_count less its tombstones). */
+export function liveResources(sql: Sql, type: string): Fragment {
+  return sql`((select coalesce(sum(k.n), 0) from resource_count k where k.res_type = ${type})::bigint
+    - (select count(*) from resource x where x.res_type = ${type} and x.deleted))`
+}
+
+/**
+ * The distinct non-null values of the token rows (type, code), smallest first, each with the rid of one
+ * of its rows: a recursive skip scan, one descent of idx_token_lookup (res_type, code, value, ...) each.
+ */
+export function distinctValues(sql: Sql, type: string, code: string): Fragment {
   const first = (after: Fragment) =>
     sql`select i.value, i.rid from idx_token i where i.res_type = ${type} and i.code = ${code} and ${after} order by i.value limit 1`
   return sql`with recursive v(value, rid) as (
@@ -80,9 +87,11 @@ function distinctValues(sql: Sql, type: string, code: string): Fragment {
     select v.value, v.rid from v`
 }
 
-// The rids of the resources of `type` whose shape meets `test` (a condition on `rep.rid`, one resource
-// of the shape): a skip scan over the shapes of the type (idx_fulltext_shape), then each one's rids.
-function shapeRids(sql: Sql, type: string, test: Fragment): Fragment {
+/**
+ * The rids of the resources of `type` whose shape meets `test` (a condition on `rep.rid`, one resource
+ * of the shape): a skip scan over the shapes of the type (idx_fulltext_shape), then each one's rids.
+ */
+export function shapeRids(sql: Sql, type: string, test: Fragment): Fragment {
   const { lo, hi } = shapeRange(type)
   const first = (after: Fragment) =>
     sql`select f.shape, f.rid, f.res_type from idx_fulltext f where ${after} and f.shape < ${hi}::bigint order by f.shape limit 1`

@@ -25,6 +25,7 @@ import {
 import type { Fragment } from '../types'
 import type { Criterion, SearchQuery } from './query'
 import { negationCandidates } from './absent'
+import { complementCount } from './complement-count'
 import { sortedScans } from './sorted-scans'
 import { driverPick } from './driver-sample'
 
@@ -222,7 +223,7 @@ export function boundedPage(
       scope,
       baseUrl,
     )
-  const count =
+  const counted =
     setFrom.length > 0 && q.criteria.every(ridOnly)
       ? () =>
           join(
@@ -237,6 +238,10 @@ export function boundedPage(
             sql` + `,
           )
       : undefined
+  // A common value alone is counted from the few resources without it when they are few (complement-count.ts).
+  const byComplement = alone && counted ? complementCount(sql, q.criteria[0], type) : undefined
+  const count =
+    byComplement && counted ? () => sql`coalesce((select case when s.n0 >= ${DRIVE_BUDGET} then ${byComplement} end from sizes s), ${counted()})` : counted
   // Several drivers may read a sparse answer: the one whose first rows match the rest most often (a _has
   // counts its sources, not the type's rids: never sampled).
   const sampled = (k: number) => (drivers[k].kind === 'has' ? undefined : sql`${d(k)}`)
