@@ -70,6 +70,19 @@ describe('two common criteria, a sparse answer: driven from one, the other probe
     expect(await widestScan(path, /^idx_token_lookup$/)).toBe(1200)
   })
 
+  test("the window and the drivers' samples probe the criteria on the rid, without looking the resource up", async () => {
+    const path = `Observation?code=${encodeURIComponent(`${SYS}|x`)}&date=ge2020`
+    const { plans } = await searchCost(url(), path, { text: true })
+    // the resources looked up by rid, over all loops: the page's candidates (201, a tenth of them match),
+    // not also the window's 210 and the samples' 200
+    let lookups = 0
+    for (const line of plans.flat()) {
+      const m = /Index (?:Only )?Scan using \S+ on resource r0\S* .*actual time=\S+ rows=\d+ loops=(\d+)/.exec(line)
+      if (m) lookups += Number(m[1])
+    }
+    expect(lookups).toBeLessThanOrEqual(250)
+  })
+
   test('Observation?code=y&date=lt2015 (no common match: the rids intersected, the answer empty)', async () => {
     const b = await getOk(s, `/Observation?code=${encodeURIComponent(`${SYS}|y`)}&date=lt2015&_count=20`)
     expect(b.entry ?? []).toEqual([])

@@ -26,15 +26,15 @@ const MIN_MATCHES = 5
 /**
  * The WITH entry `pick` (`pick.k`: the index of the driver to read, or -1 for the intersection), from
  * each driver's `budget` rows already read (`rows(k)`, a relation of `rid`, or undefined when they are
- * not the type's rids) and the condition on `resource r0` of every criterion but that driver (`others(k)`).
+ * not the type's rids) and the condition that every criterion but that driver holds for the resource of a
+ * sampled `s.rid` (`others(k)`).
  */
 export function driverPick(sql: Sql, count: number, budget: number, rows: (k: number) => Fragment | undefined, others: (k: number) => Fragment): Fragment {
   const met = Array.from({ length: count }, (_, k) => {
     const sampled = rows(k)
     const share = sampled
       ? sql`(select count(*) from (select s.rid from (select d.rid, row_number() over () as n from ${sampled} d) s
-          where s.n * 7919 % ${budget}::int < ${SAMPLE}::int) s cross join lateral (
-          select 1 from resource r0 where r0.rid = s.rid and ${others(k)} offset 0) m)`
+          where s.n * 7919 % ${budget}::int < ${SAMPLE}::int) s where ${others(k)})`
       : sql`-1`
     return sql`(${k}::int, ${share})`
   })
