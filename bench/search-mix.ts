@@ -9,12 +9,13 @@
 //   autovacuum is off here). --analyze runs ANALYZE first; --forget-stats removes the tables' statistics
 //   first (pg_statistic rows and pg_class estimates, as before any ANALYZE) to measure "as loaded" again.
 //   --ids writes each query's first-page ids, to compare the answers of two builds.
+//   Prints the CPU per query of the API node (the server), PostgreSQL and the machine over the run.
 import { writeFileSync } from 'node:fs'
 import { createSql, ensureDatabase } from '../shared/db/client'
 import { ensureSynthea } from './load-synthea'
 import { planShapes } from './plan-shape'
 import { generateMix, type MixQuery } from './search-mix-queries'
-import { BENCH_KEY, startBenchServer } from './server'
+import { BENCH_KEY, cpuMeter, startBenchServer } from './server'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
@@ -105,6 +106,7 @@ try {
   const results: Result[] = new Array(queries.length)
   let next = 0
   const t0 = performance.now()
+  const cpu = cpuMeter({ server: server.pid })
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < queries.length) {
@@ -114,7 +116,7 @@ try {
       }
     }),
   )
-  console.log(`ran in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
+  console.log(`ran in ${((performance.now() - t0) / 1000).toFixed(1)} s (${cpu.perUnit(queries.length)})\n`)
   console.log(
     `${'category'.padEnd(18)} ${'n'.padStart(5)} ${'p50'.padStart(7)} ${'p95'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(8)} ${'errors'.padStart(6)} ${'no answer'.padStart(9)}  (ms, first page)`,
   )
