@@ -62,16 +62,34 @@ export function compileParam(sql: Sql, def: SearchParamDef, modifier: string | u
   return negated ? sql`not ${exists}` : exists
 }
 
+interface ParamRows {
+  table: string
+  match: Fragment
+  negated: boolean
+}
+
+/** One criterion's rows as last made, by its values (see paramRows). */
+const made = new WeakMap<readonly string[], { sql: Sql; def: SearchParamDef; modifier?: string; resType: string; baseUrl: string; rows: ParamRows }>()
+
 // The index table of a parameter and the predicate its rows `i` must meet (values ORed); `negated` for
 // modifiers answered as NOT EXISTS of that predicate.
-export function paramRows(sql: Sql, def: SearchParamDef, modifier: string | undefined, values: string[], scope: Scope, baseUrl: string) {
+// Made once per criterion and statement: a bounded page (bounded.ts) places a criterion in each of its
+// branches, counts and probes, and made its predicate anew each time (a date beside a code: 8 times, 365
+// fragments for the statement). The fragment has no state of its own: each place it is written in binds
+// its values again, so the statement is the same text with the same parameters.
+export function paramRows(sql: Sql, def: SearchParamDef, modifier: string | undefined, values: string[], scope: Scope, baseUrl: string): ParamRows {
+  const resType = scope.type ?? ''
+  const last = made.get(values)
+  if (last && last.sql === sql && last.def === def && last.modifier === modifier && last.resType === resType && last.baseUrl === baseUrl) return last.rows
   const h = handlerFor(def.type)
   if (!h) throw unsupported(def)
   if (modifier !== undefined && !h.modifiers.has(modifier) && !h.acceptsModifier?.(modifier))
     throw invalid(`Invalid modifier :${modifier} for parameter ${def.code} of type ${def.type}`)
-  const ctx: PredicateContext = { def, modifier, resType: scope.type ?? '', baseUrl }
+  const ctx: PredicateContext = { def, modifier, resType, baseUrl }
   const ors = values.map((v) => sql`(${h.predicate(sql, v, ctx)})`)
-  return { table: h.table, match: join(sql, ors, sql` or `), negated: modifier !== undefined && h.negating?.has(modifier) === true }
+  const rows = { table: h.table, match: join(sql, ors, sql` or `), negated: modifier !== undefined && h.negating?.has(modifier) === true }
+  made.set(values, { sql, def, modifier, resType, baseUrl, rows })
+  return rows
 }
 
 export function compileLastUpdated(sql: Sql, modifier: string | undefined, values: string[], r: postgres.Helper<string>): Fragment {
