@@ -71,7 +71,7 @@ export class ImportPipeline {
     })()
     writing.catch(() => {}) // handled where it is awaited: by a later commit, or by drain
     this.writes.push(writing)
-    collectGarbage(items.length)
+    collectGarbage()
   }
 
   /** Resolves once every batch started has committed. */
@@ -86,18 +86,19 @@ export class ImportPipeline {
  * left to itself the JavaScript heap grows far past what is live before it collects. Measured on Synthea
  * x10 (135,000 resources): worker RSS growth 138-208 MB with no help, 102 MB with a collection asked
  * after each batch, 72 MB when every 8,000 lines it was a full synchronous one (a full one after every
- * batch cost 45 µs per resource). With three batches in flight, every 8,000 lines let it grow 199-210 MB
- * (over issue 25's 200); every 3,000 lines 132-146 MB, for 3,014-3,571 against 3,364-3,801 resources/s
- * (bench/bulk-import.ts 10 --first-only, alternated, quiet machine, 2026-11-26). Since batches are
- * prepared before their transaction (one more batch held), every 3,000 lines let it grow 175-193 MB,
- * every 2,000 124-147 MB, for about 3 µs more worker CPU a resource (loaded machine, 2026-11-28).
+ * batch cost 45 µs per resource). A batch outlives the young collection after it (it is in flight for
+ * three more), so its garbage is old and only a full collection frees it; a full one marks every live
+ * object (the definitions' tables, some 200,000, 20-50 ms each), so it runs when the heap has grown by
+ * FULL_GC_GROWTH since the last, not every so many lines. Synthea x10 (bench/bulk-import.ts 10
+ * --first-only, loaded machine, 2026-11-28): 30-34 full collections against 67 every 2,000 lines, worker
+ * collection CPU 14.5-15.9 against 25.6 µs per resource, RSS growth 147-165 MB against 148 (40 MB: 19.9
+ * µs, 90 MB; 80 MB: 13 µs, 196 MB).
  */
-let sinceFullGc = 0
-const FULL_GC_LINES = 2000
+const FULL_GC_GROWTH = 60_000_000
+/** The heap's size after the last full collection (bytes). */
+let afterFullGc = 0
 
-function collectGarbage(lines: number): void {
-  sinceFullGc += lines
-  const full = sinceFullGc >= FULL_GC_LINES
-  if (full) sinceFullGc = 0
-  Bun.gc(full)
+function collectGarbage(): void {
+  const heap = Bun.gc(false) as unknown as number // Bun.gc answers the heap's size; its type says void
+  if (heap - afterFullGc > FULL_GC_GROWTH) afterFullGc = Bun.gc(true) as unknown as number
 }
