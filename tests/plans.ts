@@ -42,7 +42,7 @@ export async function searchStatements(url: string, path: string, timeoutMs = 50
   })
   try {
     const q = parseSearch([type], new URLSearchParams(qs), { defaultCount: 20, maxCount: 1000 })
-    await new SearchQueries(sql as any).page(q, 'http://localhost/fhir').catch(() => undefined)
+    await new SearchQueries(() => sql as any).page(q, 'http://localhost/fhir').catch(() => undefined)
     return { statements, custom: needsCustomPlan(q.criteria) }
   } finally {
     await sql.end()

@@ -42,7 +42,7 @@ export function reindexSelection(search: SearchQueries, url: string | undefined,
 export const ReindexJobKind: AdminJobKind<ReindexParams> = {
   kind: 'reindex',
   async run(run, p) {
-    const search = new SearchQueries(run.sql)
+    const search = new SearchQueries(() => run.sql)
     const selections = p.urls.length > 0 ? p.urls.map((u) => reindexSelection(search, u, p.baseUrl)) : [reindexSelection(search, undefined, p.baseUrl)]
     if (p.reindexSearchParameters === 'NONE') {
       // Storage is always inline here: optimizeStorage has nothing to move, and no index changes.

@@ -1,6 +1,6 @@
 // The search engine as the interactions and operations use it: one object over the database, named
 // for what it answers, so that none of them hands the repository's connection to search internals.
-// The router builds it per request (router.ts).
+// The router builds it per request (router.ts), over a view of the pool made on its first statement.
 import { type Sql, withCustomPlans } from '../../../db/client'
 import type { Fragment } from '../../../db/fragments'
 import { needsCustomPlan } from './compile'
@@ -11,7 +11,16 @@ import type { SearchQuery } from './query'
 import { typeSize } from './type-sizes'
 
 export class SearchQueries {
-  constructor(private readonly sql: Sql) {}
+  private opened?: Sql
+
+  /** `open`: the database, asked for on the first statement (router.ts makes its view of the pool then:
+   *  a request that searches nothing makes none). */
+  constructor(private readonly open: () => Sql) {}
+
+  private get sql(): Sql {
+    if (!this.opened) this.opened = this.open()
+    return this.opened
+  }
 
   /** One page of matches, with the page's includes and the total asked for (execute.ts). */
   async page(q: SearchQuery, baseUrl: string, cursor?: Cursor): Promise<SearchPage> {
