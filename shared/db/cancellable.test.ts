@@ -1,7 +1,8 @@
 // The cancel-on-disconnect view of the pool (cancellable.ts), against real PostgreSQL: a quick statement
 // never reads its client's signal (reading request.signal costs Bun a few µs per request, the search CPU
 // regression of issue 19); a long one is cancelled when the client leaves, or at once when it had already
-// left before the signal was read; statements inside a transaction begun on the view too.
+// left before the signal was read; statements inside a transaction begun on the view too; a released view
+// serves the next request, never one whose earlier client is still listened to.
 import { afterAll, expect, test } from 'bun:test'
 import { cancelledOnAbort, WATCH_MS } from './cancellable'
 import { createSql } from './client'
@@ -88,4 +89,44 @@ test('the view is the pool for everything else (helpers, options)', async () => 
   expect(u.n).toBe(2)
   const inTx = await view.begin(async (t) => t`select ${t.array([1, 2])}::int[] as a`)
   expect(inTx[0].a).toEqual([1, 2])
+})
+
+test('a released view serves the next request: only its new client cancels it', async () => {
+  // A quick request: nothing listens to its client.
+  const quick = client()
+  const first = cancelledOnAbort(sql, quick)
+  await first.sql`select 1`
+  first.release()
+  // A slow one, listened to: its view is not used again (its client may still leave).
+  const slow = client()
+  const second = cancelledOnAbort(sql, slow)
+  await second.sql`select pg_sleep(${(WATCH_MS * 3) / 1000})`
+  expect(slow.reads).toBe(1)
+  second.release()
+  const next = client()
+  const third = cancelledOnAbort(sql, next)
+  let settled = false
+  const long = cancelled(third.sql`select pg_sleep(30)`.execute()).finally(() => {
+    settled = true
+  })
+  await Bun.sleep(WATCH_MS * 3)
+  quick.abort()
+  slow.abort()
+  await Bun.sleep(WATCH_MS * 3)
+  expect(settled).toBe(false)
+  next.abort()
+  expect(await long).toBe('57014')
+  expect(quick.reads).toBe(0)
+  third.release()
+})
+
+test('a view released twice serves one request at a time', () => {
+  const a = cancelledOnAbort(sql, client())
+  a.release()
+  a.release()
+  const b = cancelledOnAbort(sql, client())
+  const c = cancelledOnAbort(sql, client())
+  expect(b.sql).not.toBe(c.sql)
+  b.release()
+  c.release()
 })

@@ -4,12 +4,15 @@
 // had gone.
 //
 // Cheap on the hot path (issue 19's search CPU regression): a search that answers in a few milliseconds
-// never looks at its client. The view is a plain function over the pool (no Proxy: every fragment a search
-// builds goes through it) that only remembers what it made. A sweep every WATCH_MS looks at the views whose
-// first statement is at least WATCH_MS old: one with a statement still running or queued reads its client's
-// signal then (reading it costs Bun a few µs per request, and a signal read after the client left is
-// already aborted) and cancels at once or when it aborts; one with nothing running is forgotten until it
-// issues again.
+// never looks at its client. The view makes its queries as the pool does (postgres.js's Query, with the
+// pool's canceller) but hands them to its own handler, which postgres.js calls only when a statement is
+// executed: the view learns of the few statements a search runs, not of every fragment it builds (about 35
+// per search went through a wrapper that remembered each). A released view serves the pool's next request
+// (a function carrying the pool's helpers, made once, not per request). A sweep every WATCH_MS looks at
+// the views whose first statement is at least WATCH_MS old: one with a statement still running or queued
+// reads its client's signal then (reading it costs Bun a few µs per request, and a signal read after the
+// client left is already aborted) and cancels at once or when it aborts; one with nothing running is
+// forgotten until it runs another.
 import type { Sql } from './client'
 
 interface RunningQuery {
@@ -19,6 +22,44 @@ interface RunningQuery {
   cancel(): unknown
 }
 
+/** What postgres.js hands a query when it is executed (a pool's or a transaction's own). */
+type Handler = ((q: RunningQuery) => void) & { debug?: unknown }
+
+/** How a pool (or a transaction) makes its queries: postgres.js 3.4's Query class, the handler that runs
+ *  them and the canceller, read once from a query it made (a fragment, never run). */
+interface Maker {
+  Query: new (strings: TemplateStringsArray, args: unknown[], handler: Handler, canceller: unknown) => RunningQuery
+  handler: Handler
+  canceller: unknown
+  /** The pool's helpers a view carries (FORWARDED that the pool has). */
+  members: [string, unknown][]
+  /** Released views of this pool, ready for another request. */
+  free: Watch[]
+}
+
+const makers = new WeakMap<object, Maker>()
+
+function makerOf(sql: Sql): Maker {
+  let m = makers.get(sql)
+  if (!m) {
+    const probe = sql`` as unknown as { constructor: Maker['Query']; handler?: Handler; canceller?: unknown }
+    if (typeof probe.handler !== 'function' || typeof probe.canceller !== 'function')
+      throw new Error('cancellable.ts: postgres.js queries no longer carry their handler and canceller')
+    const pool = sql as unknown as Record<string, unknown>
+    const members = FORWARDED.filter((k) => k in pool).map((k): [string, unknown] => [k, pool[k]])
+    m = { Query: probe.constructor, handler: probe.handler, canceller: probe.canceller, members, free: [] }
+    makers.set(sql, m)
+  }
+  return m
+}
+
+/** What search code uses of the pool besides calling it (helpers; `options`, which caches key on; a
+ *  transaction's savepoint). Listening, reserving and ending stay on the pool itself. */
+const FORWARDED = ['unsafe', 'array', 'json', 'typed', 'types', 'file', 'options', 'savepoint']
+
+/** Released views kept per pool for the next requests (each is a function with the pool's helpers). */
+const MAX_FREE = 256
+
 /** What tells that the client has gone; `signal` is read only once a statement has run for a while. */
 export interface Client {
   readonly signal: AbortSignal
@@ -27,26 +68,72 @@ export interface Client {
 /** How long a view's statements may run before its client's signal is read (between 1 and 2 times this). */
 export const WATCH_MS = 100
 
-/** Sent or queued, not answered: a fragment never run (not executed) would reject with no one awaiting it. */
-const running = (q: RunningQuery) => q.executed && (q.active || !q.state)
+/** Sent or queued, not answered. */
+const running = (q: RunningQuery) => q.active || !q.state
 
+/** A request's view of a pool (or of a transaction begun on it) and what it watches. */
 class Watch {
-  /** Queries and fragments made through the view since it was last swept with nothing running. */
+  /** Statements run through the view since it was last swept with nothing running. */
   made: RunningQuery[] = []
   /** The sweep count when the view was put in `watched`; -1 while not watched. */
   since = -1
-  /** The abort listener is on the client's signal: nothing left to sweep. */
-  listening = false
+  /** Released, or its client's signal listened to: nothing left to sweep. */
+  done = false
+  /** An abort listener is on a client's signal: the view is never used again for another request. */
+  private listened = false
+  /** In its pool's free list (released twice, it would serve two requests at once). */
+  private released = false
+  /** The view: the pool's own function body for a tagged template (a statement or a fragment) but with
+   *  this watch's handler, which postgres.js calls when a statement is executed; identifiers and helpers
+   *  (sql('x'), sql(rows, 'a')) are the pool's. */
+  readonly sql: Sql
 
-  constructor(private readonly client: Client) {}
+  constructor(
+    private client: Client,
+    pool: Sql,
+    private readonly maker: Maker,
+  ) {
+    const { Query, handler: run, canceller } = maker
+    const handler: Handler = (q) => {
+      this.add(q)
+      run(q)
+    }
+    handler.debug = run.debug
+    const view = function (strings: TemplateStringsArray, ...args: unknown[]) {
+      return strings && Array.isArray(strings.raw)
+        ? new Query(strings, args, handler, canceller)
+        : args.length === 0
+          ? (pool as unknown as (x: unknown) => unknown)(strings)
+          : (pool as unknown as (...a: unknown[]) => unknown)(strings, ...args)
+    }
+    // The helpers are the pool's (or the transaction's) own, copied: made the prototype of each view, every
+    // transaction gave JavaScriptCore new structures, and the search path cost more than the Proxy it replaced.
+    const members = view as unknown as Record<string, unknown>
+    for (const [k, v] of maker.members) members[k] = v
+    if ('begin' in pool)
+      members.begin = (...args: unknown[]) => {
+        const body = args[args.length - 1] as (tx: Sql) => unknown
+        return pool.begin(...(args.slice(0, -1) as []), ((tx: Sql) => body(this.inside(tx))) as never)
+      }
+    this.sql = view as unknown as Sql
+  }
+
+  /** The view of a transaction begun on this view: its statements are this watch's too. */
+  private inside(tx: Sql): Sql {
+    const w = new Watch(this.client, tx, makerOf(tx))
+    w.add = (q) => this.add(q)
+    return w.sql
+  }
 
   add(q: RunningQuery): void {
     this.made.push(q)
-    if (this.since < 0 && !this.listening) {
+    if (this.since < 0 && !this.done) {
       this.since = sweeps
       watched.add(this)
-      timer ??= setInterval(sweep, WATCH_MS)
-      timer.unref?.()
+      if (!timer) {
+        timer = setInterval(sweep, WATCH_MS)
+        timer.unref?.()
+      }
     }
   }
 
@@ -54,13 +141,13 @@ class Watch {
   check(): void {
     this.since = -1
     if (!this.made.some(running)) {
-      // Kept: queries made but not run yet (a statement built now and awaited later).
-      this.made = this.made.filter((q) => !q.executed)
+      this.made = []
       return
     }
     const signal = this.client.signal
     if (signal.aborted) return this.cancel()
-    this.listening = true
+    this.done = true
+    this.listened = true
     signal.addEventListener('abort', () => this.cancel(), { once: true })
   }
 
@@ -68,42 +155,30 @@ class Watch {
     for (const q of this.made) if (running(q)) q.cancel()
   }
 
-  /** The request is answered: nothing more to watch, and its queries (and their rows) are not kept
-   *  until the next sweep. */
+  /** The request is answered: nothing more to watch, and its queries (and their rows) are not kept until
+   *  the next sweep. A view no signal listens to serves the pool's next request. */
   release(): void {
-    this.made = []
-    this.listening = true
+    if (this.released) return
+    this.released = true
+    this.made.length = 0
+    this.done = true
     if (this.since >= 0) {
       watched.delete(this)
       this.since = -1
     }
+    const free = this.maker.free
+    if (!this.listened && free.length < MAX_FREE) free.push(this)
   }
 
-  view<S extends Sql>(sql: S): S {
-    const watch = this
-    const view = function (this: unknown, ...args: unknown[]) {
-      const q = (sql as unknown as (...a: unknown[]) => unknown)(...args)
-      // Queries (statements and fragments) are Promises; identifiers and helpers (sql('x')) are not.
-      if (q instanceof Promise) watch.add(q as unknown as RunningQuery)
-      return q
-    }
-    // The helpers are the pool's (or the transaction's) own, copied: made the prototype of each view, every
-    // transaction (a new function per request) gave JavaScriptCore new structures, and the search path
-    // cost more than the Proxy it replaced.
-    const members = view as unknown as Record<string, unknown>
-    for (const k of FORWARDED) if (k in sql) members[k] = (sql as unknown as Record<string, unknown>)[k]
-    if ('begin' in sql)
-      members.begin = (...args: unknown[]) => {
-        const body = args[args.length - 1] as (tx: Sql) => unknown
-        return sql.begin(...(args.slice(0, -1) as []), ((tx: Sql) => body(watch.view(tx))) as never)
-      }
-    return view as unknown as S
+  /** Taken from the free list for another request. */
+  reuse(client: Client): this {
+    this.client = client
+    this.made.length = 0 // anything run through it after its release
+    this.done = false
+    this.released = false
+    return this
   }
 }
-
-/** What search code uses of the pool besides calling it (helpers; `options`, which caches key on; a
- *  transaction's savepoint). Listening, reserving and ending stay on the pool itself. */
-const FORWARDED = ['unsafe', 'array', 'json', 'typed', 'types', 'file', 'options', 'savepoint']
 
 const watched = new Set<Watch>()
 let sweeps = 0
@@ -130,8 +205,8 @@ export function poolOf(sql: Sql): object {
 }
 
 /** A view of `sql` whose statements are cancelled when `client`'s signal aborts (see above); `release`
- *  when the request is answered. */
-export function cancelledOnAbort(sql: Sql, client: Client): { sql: Sql; release(): void } {
-  const watch = new Watch(client)
-  return { sql: watch.view(sql), release: () => watch.release() }
+ *  when the request is answered, and use neither it nor its `sql` after. */
+export function cancelledOnAbort(sql: Sql, client: Client): { readonly sql: Sql; release(): void } {
+  const maker = makerOf(sql)
+  return maker.free.pop()?.reuse(client) ?? new Watch(client, sql, maker)
 }

@@ -47,8 +47,8 @@ function operationTarget(path: string[]): OperationTarget | undefined {
 
 export async function route(req: FhirRequest, context: FhirContext): Promise<FhirResponse> {
   // The search engine's view of the pool is made on its first statement (a read needs none); its
-  // statements stop when the client leaves, and it is let go when the answer is made (nothing of it
-  // outlives the route: no interaction streams a search). A data member, not a getter beside the
+  // statements stop when the client leaves, and it is let go when the answer is made, to serve another
+  // request's search (nothing of it may outlive the route: no interaction streams a search). A data member, not a getter beside the
   // spread: such a literal took JavaScriptCore's slow path (copyDataProperties, 4-5 µs per search).
   let view: ReturnType<typeof cancelledOnAbort> | undefined
   const search = new SearchQueries(() => {
