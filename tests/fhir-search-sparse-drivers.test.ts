@@ -67,7 +67,8 @@ describe('two common criteria, a sparse answer: driven from one, the other probe
     expect(next.entry.map((e: any) => iOf(e.resource))).toEqual(expected.slice(20, 40))
     // the date rows are read only up to the budget (their count), never all 1,320 for an intersection
     expect(await widestScan(path, /^idx_date_(sort|lookup)$/)).toBeLessThanOrEqual(DRIVE_BUDGET)
-    expect(await widestScan(path, /^idx_token_lookup$/)).toBe(1200)
+    // the code's rows read in rid order up to the page (rid-ordered.ts), never all 1,200 to sort them
+    expect(await widestScan(path, /^idx_token_(lookup|rid_order)$/)).toBeLessThanOrEqual(DRIVE_BUDGET)
   })
 
   test("the window and the drivers' samples probe the criteria on the rid, without looking the resource up", async () => {

@@ -26,6 +26,7 @@ import type { Fragment } from '../types'
 import type { Criterion, SearchQuery } from './query'
 import { negationCandidates } from './absent'
 import { complementCount } from './complement-count'
+import { ridOrderedRows } from './rid-ordered'
 import { sortedScans } from './sorted-scans'
 import { driverPick } from './driver-sample'
 
@@ -184,9 +185,10 @@ export function boundedPage(
       ? []
       : [
           ...drivers.map((driver, k) => ({
-            from: sparseFrom(sql`select distinct x.rid from (${criterionRows(sql, driver, type, baseUrl, targets)}) x where true ${bound(sql`x.rid`)}`, [
-              driver,
-            ]),
+            from: sparseFrom(
+              sql`select distinct x.rid from (${ridOrderedRows(sql, driver, type, baseUrl) ?? criterionRows(sql, driver, type, baseUrl, targets)}) x where true ${bound(sql`x.rid`)}`,
+              [driver],
+            ),
             when: picked(k),
             order: byCandidate,
           })),
