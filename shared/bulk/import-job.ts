@@ -15,6 +15,7 @@ import type { ImportJobParams } from './import-kickoff'
 import { InputRejected, ndjsonLines } from './ndjson-lines'
 import { InputUnavailable, type OpenInput } from './ndjson-source'
 import type { BulkConfig } from '../config'
+import { nextTurn } from '../next-turn'
 
 export interface InputProgress extends BatchCounts {
   type: string
@@ -53,6 +54,8 @@ export interface ImportResult {
 
 /** A batch is cut at this much text even when it has fewer lines (memory: two batches are held). */
 const BATCH_BYTES = 4 * 1024 * 1024
+/** Lines read between two turns of the event loop. */
+const YIELD_LINES = 50
 /** Error rows kept per job; more are counted, and the error file says how many were left out. */
 export const MAX_STORED_ERRORS = 10_000
 const ERROR_CHUNK_BYTES = 4 * 1024 * 1024
@@ -153,6 +156,8 @@ async function importInput(
         end = { offset: l.end, line: l.number } // a blank line
         continue
       }
+      // The event loop turns now and then: the batches in flight go on with their statements meanwhile.
+      if (l.number % YIELD_LINES === 0) await nextTurn()
       const item = readImportLine(l)
       // A resource twice in one batch would be two versions in one statement: the batch ends before it.
       if ('key' in item && keys.has(item.key)) {

@@ -33,9 +33,9 @@ export interface IndexWriter {
   /** The COPY text of extracted rows of resources that have none yet (a bulk import's new resources):
    *  CPU only, so that it is built before the transaction that sends it. With copyIndexes. */
   prepareCopy?(rows: IndexRowSet): IndexCopy
-  /** Writes prepared rows with COPY, all but the full-text rows, whose CTE it returns for the caller's
-   *  statement. Absent: the CTEs are used. */
-  copyIndexes?(tx: TxSql, copy: IndexCopy): Promise<PendingCtes | undefined>
+  /** Writes prepared rows with COPY (those of several prepareCopy calls together, one COPY a table),
+   *  all but the full-text rows, whose CTE it returns for the caller's statement. Absent: the CTEs are used. */
+  copyIndexes?(tx: TxSql, copies: IndexCopy[]): Promise<PendingCtes | undefined>
   /** How many index rows one resource has, by `table code` ($reindex's report of one resource). */
   countRows(tx: TxSql, rid: string): Promise<Map<string, number>>
 }

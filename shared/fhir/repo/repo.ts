@@ -16,7 +16,8 @@ import { type PreparedBatch, prepareBatch, type ReindexOptions } from './reindex
 import { markAllForReindexing, performReindexingPass } from './reindex-pass'
 import { type ResourceCount, resourceCounts } from './resource-counts'
 import { type NewVersion, type ResourceRow, type StoredVersion, storedFromRow } from './types'
-import { type PreparedCopy, prepareCopy, type WriteOptions, WriteTx } from './write-tx'
+import { joinPrepared, type PreparedCopy, prepareCopy, type WriteOptions, WriteTx } from './write-tx'
+import { nextTurn } from '../../next-turn'
 
 export type { WriteOptions, WriteTx } from './write-tx'
 
@@ -130,7 +131,14 @@ export class Repo {
     versions.forEach((v, i) => {
       v.rid = rids[i]
     })
-    return prepareCopy(this.collaborators, versions)
+    // In slices, the event loop turning between them: the batches in flight send their next statement
+    // as soon as the one before is answered, not once the whole batch is prepared.
+    const slices: PreparedCopy[] = []
+    for (let i = 0; i < versions.length; i += PREPARE_SLICE) {
+      if (i > 0) await nextTurn()
+      slices.push(prepareCopy(this.collaborators, versions.slice(i, i + PREPARE_SLICE)) as PreparedCopy)
+    }
+    return joinPrepared(slices)
   }
 
   /** Runs `fn` in one database transaction; everything written through the WriteTx commits together. */
@@ -153,6 +161,9 @@ export class Repo {
     ])
   }
 }
+
+/** Versions prepared between two turns of the event loop (Repo.prepareCopy). */
+const PREPARE_SLICE = 50
 
 const readOnly = (): never => {
   throw new AppError('fault', 'This repository was built without its collaborators (shared/fhir/store.ts createRepo): it cannot write')

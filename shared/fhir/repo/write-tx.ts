@@ -251,7 +251,13 @@ export class WriteTx {
 export interface PreparedCopy {
   versions: NewVersion[]
   resource: string[]
-  indexes: IndexCopy
+  /** One per preparation joined (joinPrepared): copyIndexes writes them together. */
+  indexes: IndexCopy[]
+}
+
+/** Several preparations written as one (one COPY a table). */
+export function joinPrepared(list: PreparedCopy[]): PreparedCopy {
+  return { versions: list.flatMap((p) => p.versions), resource: list.flatMap((p) => p.resource), indexes: list.flatMap((p) => p.indexes) }
 }
 
 /**
@@ -264,7 +270,7 @@ export function prepareCopy(collaborators: RepoCollaborators, versions: NewVersi
   return {
     versions,
     resource: copyPieces(storedColumns(versions), STORED_KEYS),
-    indexes: indexes.prepareCopy(indexes.indexRows(versions)),
+    indexes: [indexes.prepareCopy(indexes.indexRows(versions))],
   }
 }
 

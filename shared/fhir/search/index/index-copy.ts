@@ -9,14 +9,14 @@ import type { TxSql } from '../../../db/client'
 import { copyPieces, copyText } from '../../../db/copy-rows'
 import type { IndexCopy, IndexRowSet, IndexWriter, PendingCtes } from '../../repo/collaborators'
 import { type Keyed, paramType } from '../types'
-import { type ExtractedRows, extractedCtes, indexWriter } from './index-store'
+import { type ExtractedRows, extractedCtes, indexWriter, mergeExtracted } from './index-store'
 
 /** The repository's index writer (index-store.ts) that can also COPY the rows of new resources. */
 export function copyingIndexWriter(baseUrl?: string): IndexWriter {
   return {
     ...indexWriter(baseUrl),
     prepareCopy: (rows: IndexRowSet) => prepareIndexCopy(rows as unknown as ExtractedRows) as unknown as IndexCopy,
-    copyIndexes: (tx: TxSql, copy: IndexCopy) => copyIndexRows(tx, copy as unknown as PreparedIndexCopy),
+    copyIndexes: (tx: TxSql, copies: IndexCopy[]) => copyIndexRows(tx, copies as unknown as PreparedIndexCopy[]),
   }
 }
 
@@ -46,11 +46,19 @@ export function prepareIndexCopy(x: ExtractedRows): PreparedIndexCopy {
 }
 
 /**
- * COPYs prepared index rows (one table after the other, on the transaction's connection); returns the
- * CTEs of the rest (types not copied, full-text rows) for the caller's statement.
+ * COPYs prepared index rows, those of several preparations together (one COPY a table, one table after
+ * the other, on the transaction's connection); returns the CTEs of the rest (types not copied, full-text
+ * rows) for the caller's statement.
  */
-export async function copyIndexRows(tx: TxSql, p: PreparedIndexCopy): Promise<PendingCtes | undefined> {
-  for (const t of p.tables) await copyText(tx, t.table, t.columns, t.pieces)
-  const ctes = extractedCtes(tx, p.rest, [])
+export async function copyIndexRows(tx: TxSql, copies: PreparedIndexCopy[]): Promise<PendingCtes | undefined> {
+  const tables = new Map<string, { columns: readonly string[]; pieces: string[] }>()
+  for (const c of copies)
+    for (const t of c.tables) {
+      const into = tables.get(t.table)
+      if (into) for (const piece of t.pieces) into.pieces.push(piece)
+      else tables.set(t.table, { columns: t.columns, pieces: [...t.pieces] })
+    }
+  for (const [table, t] of tables) await copyText(tx, table, t.columns, t.pieces)
+  const ctes = extractedCtes(tx, mergeExtracted(copies.map((c) => c.rest)), [])
   return ctes && { ctes } // wrapped: a fragment is thenable, and a promise resolved with it would run it alone
 }

@@ -72,6 +72,18 @@ export function extractRows(written: Indexable[], baseUrl?: string, withText = t
   return { rows, text, shapes }
 }
 
+/** The rows of several extractions as one (each's rows after the one before's). */
+export function mergeExtracted(list: ExtractedRows[]): ExtractedRows {
+  if (list.length === 1) return list[0]
+  const rows = emptyKeyed()
+  for (const x of list)
+    for (const k of Object.keys(x.rows) as (keyof IndexRows)[]) {
+      const into = rows[k] as unknown[]
+      for (const row of x.rows[k] as unknown[]) into.push(row)
+    }
+  return { rows, text: list.flatMap((x) => x.text), shapes: list.flatMap((x) => x.shapes) }
+}
+
 /**
  * The second half: the statement's CTEs for extracted rows, keeping only rows of rids in `keep` when
  * given. With `fulltext` false the full-text rows stay as they are (they depend on the content only,
