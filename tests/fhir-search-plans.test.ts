@@ -186,6 +186,10 @@ describe('shapes that blew up without statistics stay linear, with the same answ
     const b = await matchKeysOf(s, '/Patient?_has:Observation:patient:code=8302-2&_count=200')
     expect(b).toEqual(expected)
     expect(await planProblems('Patient?_has:Observation:patient:code=8302-2&_total=accurate')).toEqual([])
+    // the sources' references read by their rids, the sources themselves not looked up (their index rows
+    // are those of live resources)
+    const { plans } = await searchCost(s.config.databaseUrl as string, 'Patient?_has:Observation:patient:code=8302-2', { text: true })
+    expect(plans.flat().filter((line) => / on resource r1\b/.test(line) && !/never executed/.test(line))).toEqual([])
   })
 
   test('Observation?patient:Patient.gender=male (a chain: its targets found once, not per Observation)', async () => {

@@ -199,12 +199,16 @@ export function hasSources(sql: Sql, c: HasCriterion, baseUrl: string): Fragment
   return sql`select r1.rid from resource r1 where r1.res_type = ${c.sourceType} and not r1.deleted and ${check}`
 }
 
-/** The target ids (`target_id`, one per reference) of the sources `s` (rids), of a `_has` on `type`. */
+/**
+ * The target ids (`target_id`, one per reference) of the sources `s` (rids), of a `_has` on `type`. A
+ * reference row is a live resource's (a deleted version has no index rows, index-store.ts): the source
+ * is not looked up (870 lookups, 2,610 of the 8,919 buffers of Patient?_has:Observation:subject:code=6690-2
+ * on Synthea x10).
+ */
 export function hasSourceTargets(sql: Sql, c: HasCriterion, type: string, sources: Fragment): Fragment {
   return sql`select h.target_id from ${sources} cross join lateral (
-    select h.target_id from idx_reference h join resource r1 on r1.rid = h.rid
-    where h.rid = s.rid and h.res_type = ${c.sourceType} and h.code = ${c.refCode} and h.target_type = ${type}
-      and r1.res_type = ${c.sourceType} and not r1.deleted offset 0) h`
+    select h.target_id from idx_reference h
+    where h.rid = s.rid and h.res_type = ${c.sourceType} and h.code = ${c.refCode} and h.target_type = ${type} offset 0) h`
 }
 
 /**
