@@ -3,8 +3,10 @@
 // postgres.js does before sending it (stringify). Deterministic enough to compare two trees on a shared
 // machine: their rounds alternate in one process, and the best round of each counts.
 // Usage: bun run bench/search-compile.ts [treeA] [treeB] [rounds=12]   (trees default to this checkout)
+import { resolve } from 'node:path'
+
 const trees = process.argv.slice(2).filter((a) => !/^\d+$/.test(a))
-if (trees.length === 0) trees.push(`${import.meta.dir}/..`)
+if (trees.length === 0) trees.push(resolve(import.meta.dir, '..'))
 const rounds = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 12)
 const N = 1000
 
