@@ -54,8 +54,8 @@ export interface ImportResult {
 
 /** A batch is cut at this much text even when it has fewer lines (memory: two batches are held). */
 const BATCH_BYTES = 4 * 1024 * 1024
-/** Lines read between two turns of the event loop. */
-const YIELD_LINES = 50
+/** Lines read between two turns of the event loop (10 rather than 50: see Repo.prepareCopy's PREPARE_SLICE). */
+const YIELD_LINES = 10
 /** Error rows kept per job; more are counted, and the error file says how many were left out. */
 export const MAX_STORED_ERRORS = 10_000
 const ERROR_CHUNK_BYTES = 4 * 1024 * 1024
