@@ -114,11 +114,19 @@ export function boundedPage(
   const ordered = q.sort.length === 0 && sorting ? sql`order by c.rid ${sorting.reverse ? sql`desc` : sql`asc`}` : sql``
   // c.rid is r0.rid: ordered by it, the page needs no sort (the lateral fence hides the equality)
   const byCandidate = q.sort.length === 0 ? (reverse: boolean) => sql`c.rid ${reverse ? sql`desc` : sql`asc`}` : undefined
+  // The candidates `c` (a relation of rids) in that order, each checked for the criteria (but `skip`) that
+  // read only its rid before its resource is looked up for the rest: a candidate that fails them costs no
+  // lookup (OFFSET 0 keeps the check after the sort, one candidate at a time until the page is full).
+  const lookedUp = (candidates: Fragment, skip: Criterion[]) => {
+    const early = q.criteria.filter((c) => ridOnly(c) && !skip.includes(c))
+    return sql`(select c.rid from (select c.rid from ${candidates} ${ordered} offset 0) c
+        where ${compileCriteria(sql, early, { ...scope, alias: 'c' }, baseUrl)}) c cross join lateral (
+        select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
+        where ${r}.rid = c.rid and ${whereBut(...skip, ...early)} offset 0) ${r}`
+  }
   const branches = drivers.map((driver, k) => {
     return {
-      from: sql`(select c.rid from ${candidates(driver, k)} ${ordered}) c cross join lateral (
-        select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
-        where ${r}.rid = c.rid and ${whereBut(driver)} offset 0) ${r}`,
+      from: lookedUp(candidates(driver, k), [driver]),
       when: sql`(select ${n(k)} < ${DRIVE_BUDGET} and ${join(sql, fewest(k), sql` and `)} from sizes s)`,
       order: byCandidate,
     }
@@ -174,10 +182,7 @@ export function boundedPage(
   // One common criterion alone matches all its rows: dense, no window needed (it cost the plain
   // common-value searches a tenth to a half more).
   const alone = q.criteria.length === 1 && drivers.length === 1 && !negation
-  const sparseFrom = (candidates: Fragment, skip: Criterion[]) =>
-    sql`(select c.rid from (${candidates}) c ${ordered}) c cross join lateral (
-        select ${r}.rid, ${r}.res_type, ${r}.id, ${r}.content, ${r}.last_updated from resource ${r}
-        where ${r}.rid = c.rid and ${whereBut(...skip)} offset 0) ${r}`
+  const sparseFrom = (candidates: Fragment, skip: Criterion[]) => lookedUp(sql`(${candidates}) c`, skip)
   const sparseWhen = sql`(select ${common} from sizes s) and (select w.n < ${limit} from win w)`
   const picked = (k: number) => (drivers.length > 1 ? sql`${sparseWhen} and (select p.k = ${k}::int from pick p)` : sparseWhen)
   const sparse =
