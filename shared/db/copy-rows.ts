@@ -61,7 +61,16 @@ export async function copyText(tx: TxSql, table: string, columns: readonly strin
     stream.on('finish', resolve)
     stream.on('error', reject)
   })
-  for (const piece of pieces) stream.write(piece)
+  // Pieces prepared in slices are small: sent as pieces of about CHUNK_CHARS, not a message each.
+  let text = ''
+  for (const piece of pieces) {
+    text += piece
+    if (text.length >= CHUNK_CHARS) {
+      stream.write(text)
+      text = ''
+    }
+  }
+  if (text !== '') stream.write(text)
   stream.end()
   await done
 }
