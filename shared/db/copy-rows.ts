@@ -35,22 +35,49 @@ export function copyRows(tx: TxSql, table: string, columns: readonly string[], r
 /**
  * The COPY text of `rows` (`keys` the properties giving the columns, in order), in pieces of about
  * CHUNK_CHARS: CPU only, so that it can be built before the transaction that sends it (import-batch.ts).
+ * Each piece is joined from its lines at once: appended line by line (`text += line`), a piece was a
+ * string of thousands of parts that the COPY's UTF-8 encoding then had to flatten first.
  */
 export function copyPieces(rows: readonly object[], keys: readonly string[]): string[] {
   const pieces: string[] = []
-  let text = ''
+  let lines: string[] = []
+  let chars = 0
   for (const row of rows) {
     const r = row as Record<string, unknown>
     let line = field(r[keys[0]])
     for (let k = 1; k < keys.length; k++) line += `\t${field(r[keys[k]])}`
-    text += `${line}\n`
-    if (text.length >= CHUNK_CHARS) {
-      pieces.push(text)
-      text = ''
+    lines.push(line)
+    chars += line.length + 1
+    if (chars >= CHUNK_CHARS) {
+      lines.push('')
+      pieces.push(lines.join('\n'))
+      lines = []
+      chars = 0
     }
   }
-  if (text !== '') pieces.push(text)
+  if (lines.length > 0) {
+    lines.push('')
+    pieces.push(lines.join('\n'))
+  }
   return pieces
+}
+
+/** COPY text (copyPieces) as it is written to the stream: small pieces joined into about CHUNK_CHARS each. */
+export function copyChunks(pieces: readonly string[]): string[] {
+  const chunks: string[] = []
+  let group: string[] = []
+  let chars = 0
+  for (const piece of pieces) {
+    group.push(piece)
+    chars += piece.length
+    if (chars >= CHUNK_CHARS) {
+      chunks.push(group.length === 1 ? group[0] : group.join(''))
+      group = []
+      chars = 0
+    }
+  }
+  if (group.length > 0) chunks.push(group.length === 1 ? group[0] : group.join(''))
+  return chunks
 }
 
 /** Sends COPY text (copyPieces) into `table`'s `columns`; resolves once the server has taken it all. */
@@ -62,15 +89,7 @@ export async function copyText(tx: TxSql, table: string, columns: readonly strin
     stream.on('error', reject)
   })
   // Pieces prepared in slices are small: sent as pieces of about CHUNK_CHARS, not a message each.
-  let text = ''
-  for (const piece of pieces) {
-    text += piece
-    if (text.length >= CHUNK_CHARS) {
-      stream.write(text)
-      text = ''
-    }
-  }
-  if (text !== '') stream.write(text)
+  for (const chunk of copyChunks(pieces)) stream.write(chunk)
   stream.end()
   await done
 }

@@ -51,6 +51,13 @@ export function prepareIndexCopy(x: ExtractedRows): PreparedIndexCopy {
  * rows) for the caller's statement.
  */
 export async function copyIndexRows(tx: TxSql, copies: PreparedIndexCopy[]): Promise<PendingCtes | undefined> {
+  for (const [table, t] of copyTables(copies)) await copyText(tx, table, t.columns, t.pieces)
+  const ctes = extractedCtes(tx, mergeExtracted(copies.map((c) => c.rest)), [])
+  return ctes && { ctes } // wrapped: a fragment is thenable, and a promise resolved with it would run it alone
+}
+
+/** The COPY text of several preparations by table, in the order of the preparations. */
+export function copyTables(copies: PreparedIndexCopy[]): Map<string, { columns: readonly string[]; pieces: string[] }> {
   const tables = new Map<string, { columns: readonly string[]; pieces: string[] }>()
   for (const c of copies)
     for (const t of c.tables) {
@@ -58,7 +65,5 @@ export async function copyIndexRows(tx: TxSql, copies: PreparedIndexCopy[]): Pro
       if (into) for (const piece of t.pieces) into.pieces.push(piece)
       else tables.set(t.table, { columns: t.columns, pieces: [...t.pieces] })
     }
-  for (const [table, t] of tables) await copyText(tx, table, t.columns, t.pieces)
-  const ctes = extractedCtes(tx, mergeExtracted(copies.map((c) => c.rest)), [])
-  return ctes && { ctes } // wrapped: a fragment is thenable, and a promise resolved with it would run it alone
+  return tables
 }
