@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { useTestServer } from './harness'
 import { post, transaction } from './bundle-http'
-import { searchCost } from './plans'
+import { widestScan } from './plans'
 import { getOk } from './search-expect'
 import { DRIVE_BUDGET } from '../shared/fhir/search/query/bounded'
 
@@ -39,24 +39,13 @@ async function counted(code: string, value: string): Promise<number> {
   return n
 }
 
-// The largest number of rows any scan of `index` returned in one loop, in the plans of `path`'s first page.
-async function widestScan(path: string, index: RegExp): Promise<number> {
-  const { plans } = await searchCost(url(), path, { text: true })
-  let widest = 0
-  for (const line of plans.flat()) {
-    const m = /(?:Index (?:Only )?Scan using|Bitmap Index Scan on) (\S+) .*actual time=\S+ rows=(\d+) loops=1\b/.exec(line)
-    if (m && index.test(m[1])) widest = Math.max(widest, Number(m[2]))
-  }
-  return widest
-}
-
 describe('_total=accurate of a value most resources have', () => {
   const total = async (query: string) => (await getOk(s, `/Patient?${query}&_total=accurate&_count=1`)).total
 
   test(`Patient?gender=female (${FEMALE} of ${FEMALE + 8}): counted from the 8 without it`, async () => {
     expect(await total('gender=female')).toBe(FEMALE)
     // the value's rows read up to the drive budget (whether it is common), never all of them
-    expect(await widestScan('Patient?gender=female&_total=accurate', /^idx_token_lookup$/)).toBeLessThanOrEqual(DRIVE_BUDGET)
+    expect(await widestScan(url(), 'Patient?gender=female&_total=accurate', /^idx_token_lookup$/)).toBeLessThanOrEqual(DRIVE_BUDGET)
   })
 
   test('as writes change it: a woman deleted, a man made a woman', async () => {

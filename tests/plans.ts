@@ -113,6 +113,17 @@ export async function searchCost(
   }
 }
 
+/** The largest number of rows any scan of an index matching `index` returned in one loop, in the plans of `path`'s first page. */
+export async function widestScan(url: string, path: string, index: RegExp): Promise<number> {
+  const { plans } = await searchCost(url, path, { text: true })
+  let widest = 0
+  for (const line of plans.flat()) {
+    const m = /(?:Index (?:Only )?Scan using|Bitmap Index Scan on) (\S+) .*actual time=\S+ rows=(\d+) loops=1\b/.exec(line)
+    if (m && index.test(m[1])) widest = Math.max(widest, Number(m[2]))
+  }
+  return widest
+}
+
 // Rows a scan node produced or threw away, over all its loops.
 function scanned(p: any): number {
   return ((p['Actual Rows'] ?? 0) + (p['Rows Removed by Filter'] ?? 0) + (p['Rows Removed by Index Recheck'] ?? 0)) * (p['Actual Loops'] ?? 1)
