@@ -221,8 +221,10 @@ async function renderErrorFiles(run: AdminJobRun, store: BulkFileStore, cursor: 
       file.chunks++
     }
     for (;;) {
+      // Ordered by the column, a number: `order by line` would name the selected text and sort 10 before 9.
       const rows = await run.sql<{ line: string; outcome: string }[]>`
-        select line::text, outcome from bulk_import_error where job_id = ${run.id} and input = ${input} and line > ${after} order by line limit 1000`
+        select e.line::text as line, e.outcome from bulk_import_error e
+        where e.job_id = ${run.id} and e.input = ${input} and e.line > ${after} order by e.line limit 1000`
       for (const r of rows) {
         text += `${r.outcome}\n`
         file.count++
