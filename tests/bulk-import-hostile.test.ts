@@ -3,7 +3,7 @@
 // imported from a local origin on the allow-list; files in PostgreSQL (the cluster default).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { kickOff, manifestOf, readNdjson } from './bulk-http'
-import { useTestServer } from './harness'
+import { readJson, useTestServer } from './harness'
 import { importBody, ndjson, startNdjsonOrigin } from './ndjson-origin'
 
 const origin = startNdjsonOrigin()
@@ -25,4 +25,18 @@ describe('error files', () => {
     const lines = (await readNdjson(m.error[0].url)).map((o) => Number(/^Line\[(\d+)\]$/.exec(o.issue[0].location[0])?.[1]))
     expect(lines).toEqual(Array.from({ length: 2500 }, (_, i) => i + 1))
   }, 60_000)
+})
+
+describe('the same resource on several lines', () => {
+  test('each line is a version in line order, without waiting on itself', async () => {
+    const lines = ['A', 'B', 'C', 'D'].map((family) => patient('dup-1', family))
+    const url = origin.put('/dup.ndjson', ndjson([...lines, patient('dup-2', 'Other'), lines[3]]))
+    const started = Date.now()
+    const m = await importAndWait([{ type: 'Patient', url }])
+    expect(Date.now() - started).toBeLessThan(15_000)
+    expect(m.output[0]).toMatchObject({ created: 2, updated: 3, unchanged: 1 })
+    const read = await readJson(await s.fhirFetch('/Patient/dup-1'))
+    expect(read.name[0].family).toBe('D')
+    expect(read.meta.versionId).toBe('4')
+  }, 30_000)
 })

@@ -21,8 +21,8 @@ const IN_FLIGHT = 3
 export type AfterBatch = (tx: TxSql, counts: BatchCounts, bad: { line: number; outcome: string }[]) => Promise<void>
 
 export class ImportPipeline {
-  /** The writes not yet known to have committed, oldest first. */
-  private readonly writes: Promise<void>[] = []
+  /** The writes not yet known to have committed, oldest first, with the resources (keys) each writes. */
+  private readonly writes: { done: Promise<void>; keys: Set<string> }[] = []
   private locked: Promise<void> | undefined
   /** The last batch written created every resource it had: the next is prepared as new ones. */
   private expectNew = true
@@ -45,8 +45,15 @@ export class ImportPipeline {
     // of its resources (a re-run, whose resources exist, plans against them in the transaction instead).
     const prepared = this.expectNew && good.length > 0 ? await prepareNewBatch(this.repo, good) : undefined
     // Room for it: the worker has read and prepared this batch while `depth` were written.
-    while (this.writes.length >= this.depth) await this.writes.shift()
-    const prior = this.writes[this.writes.length - 1]
+    while (this.writes.length >= this.depth) await this.writes.shift()?.done
+    // A resource that a batch in flight also writes (a file naming it on several lines) waits for that
+    // batch to commit: the order of `locked` below holds only for rows that exist, as SELECT ... FOR
+    // UPDATE locks no row that an uncommitted batch is creating. Both batches then inserted it, the one
+    // that lost retried, and its retry could wait on the row lock of a later batch that itself waited for
+    // it to commit (a file with one resource on three lines stalled until the statement timeout).
+    const keys = new Set(good.map((i) => i.key))
+    for (let last = this.lastWriting(keys); last >= 0; last--) await this.writes.shift()?.done
+    const prior = this.writes[this.writes.length - 1]?.done
     await this.locked
     let lockedNow: () => void = () => {}
     this.locked = new Promise<void>((resolve) => {
@@ -70,13 +77,21 @@ export class ImportPipeline {
       }
     })()
     writing.catch(() => {}) // handled where it is awaited: by a later commit, or by drain
-    this.writes.push(writing)
+    this.writes.push({ done: writing, keys })
     collectGarbage()
+  }
+
+  /** The index of the last batch in flight that writes one of `keys`, or -1. */
+  private lastWriting(keys: Set<string>): number {
+    for (let i = this.writes.length - 1; i >= 0; i--) {
+      for (const key of this.writes[i].keys) if (keys.has(key)) return i
+    }
+    return -1
   }
 
   /** Resolves once every batch started has committed. */
   async drain(): Promise<void> {
-    await this.writes[this.writes.length - 1]
+    await this.writes[this.writes.length - 1]?.done
     this.writes.length = 0
   }
 }
