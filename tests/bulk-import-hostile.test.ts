@@ -40,3 +40,24 @@ describe('the same resource on several lines', () => {
     expect(read.meta.versionId).toBe('4')
   }, 30_000)
 })
+
+describe('numeric ids', () => {
+  test('one the id sequence could not go past is a bad line; the others are stored and creates go on', async () => {
+    const url = origin.put(
+      '/numeric.ndjson',
+      ndjson([
+        patient('99999999999999999999', 'Beyond bigint'),
+        patient('9223372036854775807', 'At the end'),
+        patient('4242', 'Numeric'),
+        patient('num-a', 'A'),
+      ]),
+    )
+    const m = await importAndWait([{ type: 'Patient', url }])
+    expect(m.output[0]).toMatchObject({ created: 2 })
+    const outcomes = await readNdjson(m.error[0].url)
+    expect(outcomes.map((o) => o.issue[0].location[0])).toEqual(['Line[1]', 'Line[2]'])
+    expect((await s.fhirFetch('/Patient/4242')).status).toBe(200)
+    const created = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient' } })
+    expect(created.status).toBe(201)
+  }, 30_000)
+})

@@ -28,6 +28,12 @@ export interface BatchCounts {
 }
 
 const NUMERIC = /^[0-9]+$/
+/**
+ * The largest purely numeric id a line may have. Such ids are the server's own (an export of this server
+ * has them), and the id sequence is moved past the largest imported (writeImportBatch): an id near the end
+ * of bigint left it unable to hand out another, and one past it failed its whole batch, every attempt.
+ */
+const MAX_NUMERIC_ID = BigInt(Number.MAX_SAFE_INTEGER)
 
 /** Parses and validates a line; never throws. */
 export function readImportLine(l: NdjsonLine): ImportLine {
@@ -37,6 +43,8 @@ export function readImportLine(l: NdjsonLine): ImportLine {
     assertValid(resource, typeof resource?.resourceType === 'string' ? { expectedType: resource.resourceType } : undefined)
     if (typeof resource.id !== 'string') throw new AppError('invalid', 'The resource has no id: a bulk import updates each resource by its id')
     assertValidId(resource.id)
+    if (NUMERIC.test(resource.id) && BigInt(resource.id) > MAX_NUMERIC_ID)
+      throw new AppError('invalid', `A purely numeric id is at most ${MAX_NUMERIC_ID} (ids of that form are the server's own): ${resource.id}`)
     assertNotSubsetted(resource)
     return { line: l.number, resource, key: `${resource.resourceType}/${resource.id}` }
   } catch (err) {
