@@ -7,7 +7,8 @@ import { readJson, useTestServer } from './harness'
 import { importBody, ndjson, startNdjsonOrigin } from './ndjson-origin'
 
 const origin = startNdjsonOrigin()
-const s = useTestServer({ BULK_IMPORT_ORIGINS: origin.origin, OUTBOUND_ALLOW: '127.0.0.1' })
+const MAX_INPUT_BYTES = 100_000
+const s = useTestServer({ BULK_IMPORT_ORIGINS: origin.origin, OUTBOUND_ALLOW: '127.0.0.1', BULK_IMPORT_MAX_INPUT_BYTES: String(MAX_INPUT_BYTES) })
 afterAll(() => origin.stop())
 
 const patient = (id: string, family: string) => ({ resourceType: 'Patient', id, name: [{ family }] })
@@ -59,5 +60,21 @@ describe('numeric ids', () => {
     expect((await s.fhirFetch('/Patient/4242')).status).toBe(200)
     const created = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient' } })
     expect(created.status).toBe(201)
+  }, 30_000)
+})
+
+describe('an input larger than BULK_IMPORT_MAX_INPUT_BYTES', () => {
+  test('is given up, named in its failure; the import goes on with the next input', async () => {
+    const big = ndjson(Array.from({ length: 2000 }, (_, i) => patient(`big-${i}`, 'Big')))
+    expect(big.length).toBeGreaterThan(MAX_INPUT_BYTES)
+    const bigUrl = origin.put('/big.ndjson', big)
+    const smallUrl = origin.put('/small.ndjson', ndjson([patient('after-big', 'Small')]))
+    const m = await importAndWait([
+      { type: 'Patient', url: bigUrl },
+      { type: 'Patient', url: smallUrl },
+    ])
+    expect(m.output[0].failure).toContain('BULK_IMPORT_MAX_INPUT_BYTES')
+    expect(m.output[1]).toMatchObject({ created: 1 })
+    expect(m.error.map((e: any) => e.inputUrl)).toEqual([bigUrl])
   }, 30_000)
 })

@@ -77,7 +77,10 @@ function urlOpener(
       res = await outbound.fetch(u.toString(), {
         headers,
         timeoutMs: INPUT_DEADLINE_MS,
-        maxResponseBytes: config.bulk.importMaxInputBytes,
+        // BULK_IMPORT_MAX_INPUT_BYTES is enforced by the line reader (ndjson-lines.ts), on the offset in the
+        // whole input, as a failure of this input alone (InputRejected): the call's own cap failed the read
+        // first, as an error of the call, and the job retried it until it failed whole.
+        maxResponseBytes: Number.MAX_SAFE_INTEGER,
         signal: abort.signal,
       })
     } catch (err) {
