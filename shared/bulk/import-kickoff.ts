@@ -4,6 +4,7 @@
 // and again by the worker that fetches it.
 import { AppError, invalid } from '../errors'
 import { isResourceType } from '../fhir/definitions/resource-types'
+import { parametersOf } from '../fhir/operations/params'
 import type { FhirContext } from '../fhir/request'
 import type { Jobs } from '../jobs/queues'
 import { BULK_IMPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
@@ -56,8 +57,8 @@ export async function kickOffImport(
 /** The request's parameters; an input URL is an upload of this server (`baseUrl`) or on the allow-list. */
 export function readImportRequest(body: unknown, origins: readonly string[], baseUrl: string): ImportParams {
   const b = body as { resourceType?: unknown; parameter?: unknown } | undefined
-  if (b?.resourceType !== 'Parameters' || !Array.isArray(b.parameter)) throw invalid('$import takes a Parameters resource as its body')
-  const parts = b.parameter as Part[]
+  if (b?.resourceType !== 'Parameters' || b.parameter === undefined) throw invalid('$import takes a Parameters resource as its body')
+  const parts = parametersOf(b) as Part[]
   for (const p of parts) if (!KNOWN.has(String(p?.name))) throw invalid(`Unknown $import parameter "${String(p?.name)}"`)
   const format = valueOf(parts.find((p) => p.name === 'inputFormat'))
   if (format !== NDJSON) throw invalid(`HAPI-2048: Input format must be "${NDJSON}"`)

@@ -1,7 +1,7 @@
 // Operation input and output as Parameters: the input from a POSTed Parameters resource or from the
 // query string (GET, or simple parameters on POST), and a builder for the Parameters answer.
 // https://hl7.org/fhir/R4/parameters.html
-import { AppError } from '../../errors'
+import { AppError, invalid } from '../../errors'
 import type { FhirRequest } from '../request'
 
 export interface ParameterPart {
@@ -24,7 +24,7 @@ export class OperationInput {
     if (body === undefined || body === null) return new OperationInput(parts)
     if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('invalid', 'The operation body must be a Parameters resource')
     if (body.resourceType !== 'Parameters') return new OperationInput(parts, body)
-    return new OperationInput([...parts, ...((body.parameter ?? []) as ParameterPart[])])
+    return new OperationInput([...parts, ...parametersOf(body)])
   }
 
   has(name: string): boolean {
@@ -69,6 +69,25 @@ export class OperationInput {
   /** A resource-valued parameter (`resource`, or e.g. `meta` as valueMeta through value()). */
   resourceOf(name: string): any {
     return this.parts.find((p) => p.name === name)?.resource
+  }
+}
+
+/**
+ * The parameters of a Parameters body, checked before any operation reads them: an array of objects each
+ * with a name, their parts alike (400 otherwise; `"parameter": 5` was a 500 in every operation).
+ */
+export function parametersOf(body: { parameter?: unknown }): ParameterPart[] {
+  const list = body.parameter ?? []
+  assertParameters(list, 'Parameters.parameter')
+  return list
+}
+
+function assertParameters(list: unknown, path: string): asserts list is ParameterPart[] {
+  if (!Array.isArray(list)) throw invalid(`${path} must be an array of parameters`, path)
+  for (const [i, p] of list.entries()) {
+    if (p === null || typeof p !== 'object' || Array.isArray(p) || typeof p.name !== 'string')
+      throw invalid(`${path}[${i}] must be a parameter: an object with a name`, `${path}[${i}]`)
+    if (p.part !== undefined) assertParameters(p.part, `${path}[${i}].part`)
   }
 }
 
