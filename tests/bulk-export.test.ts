@@ -58,6 +58,13 @@ describe('kick-off errors (400 with an OperationOutcome before anything is queue
     ['a _typeFilter that is not a search', `/$export?_typeFilter=${encodeURIComponent('Observation?_count=5')}`],
     ['a _typeFilter of a type outside _type', `/$export?_type=Patient&_typeFilter=${encodeURIComponent('Observation?code=1')}`],
     ['a Patient-level _type outside the compartment', '/Patient/$export?_type=Practitioner'],
+    // Values only the search's compiler or the database refuses: once the job's, retried and failed as a 500.
+    ['a _typeFilter with an unknown modifier', `/$export?_typeFilter=${encodeURIComponent('Observation?code:colour=x')}`],
+    ['a _typeFilter with a date that is not one', `/$export?_typeFilter=${encodeURIComponent('Observation?date=garbage')}`],
+    ['a _typeFilter with an unknown ValueSet', `/$export?_typeFilter=${encodeURIComponent('Observation?code:in=http://example.org/no-such-vs')}`],
+    ['a _typeFilter holding a NUL character', `/$export?_typeFilter=${encodeURIComponent('Observation?_id=%00')}`],
+    ['a _since before year 1', `/$export?_since=${encodeURIComponent('0000-01-01T00:00:00Z')}`],
+    ['a _since past year 9999 in UTC', `/$export?_since=${encodeURIComponent('9999-12-31T23:59:59-14:00')}`],
   ])('%s', async (_what, path) => {
     const res = await s.fhirFetch(path, { headers: { prefer: 'respond-async' } })
     expect(res.status).toBe(400)

@@ -9,6 +9,7 @@ import type { Jobs } from '../jobs/queues'
 import { BULK_EXPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
 import { type ExportLevel, type ExportParams, readExportRequest } from './export-request'
 import type { ExportJobParams } from './export-job'
+import { typeFilters } from './export-scan'
 
 export interface ExportTarget {
   level: ExportLevel
@@ -27,6 +28,7 @@ export async function kickOffExport(
   header: Omit<BulkJobHeader, 'transactionTime'>,
 ): Promise<string> {
   const params: ExportParams = readExportRequest(input, names, prefer, target.level)
+  await typeFilters(ctx.repo.sql, params.typeFilters, ctx.baseUrl) // compiled as the job will: its errors are a 400 now
   if (target.level === 'group') {
     const members = await groupPatients(ctx, target.id as string)
     params.group = target.id

@@ -105,8 +105,13 @@ function listOf(values: unknown[]): string[] {
 // https://hl7.org/fhir/R4/datatypes.html#instant (seconds required, time zone required)
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
+/** An instant the job's statements can compare with: in UTC within years 1 to 9999, as FHIR's and
+ *  PostgreSQL's (0000-01-01 and 9999-12-31T23:59:59-14:00 failed the job's every attempt). */
 function isInstant(s: string): boolean {
-  return INSTANT.test(s) && !Number.isNaN(Date.parse(s))
+  const t = Date.parse(s)
+  if (!INSTANT.test(s) || Number.isNaN(t)) return false
+  const year = new Date(t).getUTCFullYear()
+  return year >= 1 && year <= 9999
 }
 
 /** `Type?criteria`, its type among `_type` when that is given, its criteria a valid search of the type. */
@@ -116,6 +121,8 @@ function checkTypeFilter(filter: string, types: string[]): void {
   if (q < 0 || !isResourceType(type) || q === filter.length - 1) throw invalid(`Invalid _typeFilter "${filter}": expected [resourceType]?[search criteria]`)
   if (types.length > 0 && !types.includes(type)) throw invalid(`Invalid _typeFilter "${filter}": ${type} is not one of the _type values`)
   const query = new URLSearchParams(filter.slice(q + 1))
+  // Decoded twice (the parameter, then its query): a NUL the URL check of the request could not see.
+  if ([...query].some(([k, v]) => k.includes('\0') || v.includes('\0'))) throw invalid(`Invalid _typeFilter "${filter}": it holds a NUL character`)
   for (const key of query.keys()) {
     if (NOT_CRITERIA.some((p) => key === p || key.startsWith(`${p}:`))) throw invalid(`Invalid _typeFilter "${filter}": ${key} is not a search criterion`)
   }

@@ -83,8 +83,12 @@ interface TypeFilter {
   where: Fragment
 }
 
-/** Each `_typeFilter` as the WHERE of its search over `resource r0` (types, not deleted, criteria). */
-async function typeFilters(sql: Sql, raw: string[], baseUrl: string): Promise<TypeFilter[]> {
+/**
+ * Each `_typeFilter` as the WHERE of its search over `resource r0` (types, not deleted, criteria). The
+ * kick-off compiles them too (export-kickoff.ts), so that what the compiler refuses (an unknown modifier,
+ * a bad value, an unknown ValueSet) is its 400, not the job's failure.
+ */
+export async function typeFilters(sql: Sql, raw: string[], baseUrl: string): Promise<TypeFilter[]> {
   const out: TypeFilter[] = []
   for (const f of raw) {
     const q = f.indexOf('?')
