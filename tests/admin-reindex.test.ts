@@ -220,3 +220,15 @@ describe('$mark-all-resources-for-reindexing and $perform-reindexing-pass', () =
     })
   })
 })
+
+test('a job whose statement the database refuses for its input fails at once as a 400, not after every retry as a 500', async () => {
+  // `%00` is a NUL once the url's own query is decoded: PostgreSQL refuses the value (SQLSTATE 22021).
+  const res = await post('/$reindex', { resourceType: 'Parameters', parameter: [{ name: 'url', valueString: 'Patient?_id=%00' }] })
+  expect(res.status).toBe(200)
+  const id = (await readJson(res)).parameter[0].valueString
+  const started = Date.now()
+  const job = await waitForJob(id)
+  expect(job.state).toBe('failed')
+  expect(job.error.status).toBe(400)
+  expect(Date.now() - started).toBeLessThan(5000) // five attempts with their backoff take about 30 s
+}, 60_000)

@@ -4,7 +4,7 @@
 import { analyzeGrownTables } from '../db/analyze'
 import type { Sql, TxSql } from '../db/client'
 import type { Repo } from '../fhir/repo/repo'
-import { AppError } from '../errors'
+import { AppError, databaseError } from '../errors'
 import { log } from '../log'
 import { type AdminJobKind, type AdminJobRun, JobCancelled } from './admin-job'
 import type { JobProgress } from './progress'
@@ -73,9 +73,13 @@ export async function runAdminJob(repo: Repo, kinds: ReadonlyMap<string, AdminJo
       return { cancelled: true }
     }
     const e = err as Error
-    const permanent = err instanceof AppError && err.status < 500
+    // A statement PostgreSQL refused for a value of the job's input (a data exception, a storage limit)
+    // fails the same way at every attempt: the job fails now, as the 400 a request would get.
+    const refused = databaseError(err)
+    const known = err instanceof AppError ? err : refused?.category === 'invalid' ? refused : undefined
+    const permanent = known !== undefined && known.status < 500
     if (opts.finalAttempt || permanent) {
-      await finish(sql, id, owner, 'failed', { error: { status: err instanceof AppError ? err.status : 500, message: e.message } })
+      await finish(sql, id, owner, 'failed', { error: { status: known?.status ?? 500, message: e.message } })
     } else {
       log.warn('admin job attempt failed; it will resume from its cursor', { id, err: e.message })
     }
