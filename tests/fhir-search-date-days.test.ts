@@ -59,6 +59,31 @@ describe('day, month and year precision: the calendar date as written', () => {
   })
 })
 
+describe('values at the ends of the calendar', () => {
+  // Their bounds widened past year 1 or 9999 were bound as '-infinity'/'infinity' strings, which the
+  // client's timestamptz serializer turned into an Invalid Date: a 500 for each of these.
+  test('the first and last years answer; year 0000 (not a FHIR date) is a 400', async () => {
+    const ok = async (q: string) => {
+      const res = await s.fhirFetch(`/Observation?code=urn:test|days&${q}`)
+      expect(`${q} ${res.status}`).toBe(`${q} 200`)
+      return (await res.json()).entry?.length ?? 0
+    }
+    expect(await ok('date=lt0001-01-01')).toBe(0)
+    expect(await ok('date=ge0001')).toBe(4)
+    expect(await ok('date=9999-12-31')).toBe(0)
+    expect(await ok('date=le9999-12-31')).toBe(4)
+    expect(await ok('date=ap0001')).toBe(0)
+    expect(await ok('date=gt9999-12-31T23:59:59Z')).toBe(0)
+    expect(await ok('_lastUpdated=lt0001-01-01')).toBe(0)
+    expect(await ok('_lastUpdated=le9999-12-31')).toBe(4)
+    for (const q of ['date=0000-01-01', '_lastUpdated=gt0000-01-01', 'date=gt0000']) {
+      const res = await s.fhirFetch(`/Observation?code=urn:test|days&${q}`)
+      expect(`${q} ${res.status}`).toBe(`${q} 400`)
+      expect((await res.json()).resourceType).toBe('OperationOutcome')
+    }
+  })
+})
+
 describe('rows indexed before migration 0020', () => {
   // The data statements of the migration itself (its DDL has run): what an existing database gets.
   const migration = readFileSync(join(import.meta.dir, '..', 'sql', 'migrations', '0020_date_days.sql'), 'utf8')

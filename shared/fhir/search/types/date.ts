@@ -41,6 +41,7 @@ export function dateRange(text: string): [string, string] | undefined {
   const m = DATE_TIME.exec(text)
   if (!m) return undefined
   const year = Number(m[1])
+  if (year < 1) return undefined // FHIR's years start at 0001 (datatypes.html#date), as PostgreSQL's do
   const month = m[2] ? Number(m[2]) : undefined
   const day = m[3] ? Number(m[3]) : undefined
   if (month !== undefined && (month < 1 || month > 12)) return undefined
@@ -195,6 +196,17 @@ function boundText(t: number): string {
   return t < FIRST ? '-infinity' : t > LAST ? 'infinity' : new Date(Math.round(t)).toISOString()
 }
 
+/**
+ * A bound as a timestamptz in the statement. The infinities are written as constants: bound as
+ * parameters, postgres.js's timestamptz serializer made `new Date('-infinity')` of them, an Invalid Date
+ * whose toISOString threw (a 500 for `date=ge0001` or `date=9999-12-31`).
+ */
+function timestamptz(sql: Sql, bound: string): Fragment {
+  if (bound === '-infinity') return sql`'-infinity'::timestamptz`
+  if (bound === 'infinity') return sql`'infinity'::timestamptz`
+  return sql`${bound}::timestamptz`
+}
+
 // The most a dateTime's zone moves its instant from its calendar day as written: zones run from -12:00 to +14:00.
 const ZONE_SLACK_MS = 14 * 3_600_000
 
@@ -209,12 +221,12 @@ export function datePredicate(sql: Sql, raw: string, code: string, target: Targe
   const s = parseDateSearch(raw, code)
   const [lo, hi] = dateSearchBounds(s)
   if (!days || !s.days || s.prefix === 'ap')
-    return rangePredicate(sql, s.prefix, { lo: sql`${lo}::timestamptz`, hi: sql`${hi}::timestamptz`, hiInclusive: false }, target)
+    return rangePredicate(sql, s.prefix, { lo: timestamptz(sql, lo), hi: timestamptz(sql, hi), hiInclusive: false }, target)
   const exact = rangePredicate(sql, s.prefix, { lo: sql`${s.days[0]}::date`, hi: sql`${s.days[1]}::date`, hiInclusive: true }, days)
   // eq, ge, le (and ap) hold on more rows as the search range grows; the others as it shrinks.
   const slack = s.prefix === 'eq' || s.prefix === 'ge' || s.prefix === 'le' ? ZONE_SLACK_MS : -ZONE_SLACK_MS
   const near = [boundText(Date.parse(s.lo) - slack), boundText(Date.parse(s.hi) + 1 + slack)]
-  const hint = rangePredicate(sql, s.prefix, { lo: sql`${near[0]}::timestamptz`, hi: sql`${near[1]}::timestamptz`, hiInclusive: false }, target)
+  const hint = rangePredicate(sql, s.prefix, { lo: timestamptz(sql, near[0]), hi: timestamptz(sql, near[1]), hiInclusive: false }, target)
   return sql`${exact} and ${hint}`
 }
 
