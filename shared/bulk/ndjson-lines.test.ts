@@ -27,15 +27,17 @@ describe('ndjsonLines', () => {
 
   test.each([1, 2, 3, 7, 1000])('the same lines and offsets whatever the chunk size (%i bytes)', async (size) => {
     const lines = await read(bytes, size)
-    expect(lines.map((l) => [l.number, l.text ?? null])).toEqual([
+    // Lines 2 and 3 are blank: one blank line for both, when both come in one chunk.
+    const blanks = lines.filter((l) => l.text === undefined)
+    expect(blanks.at(-1)).toMatchObject({ number: 3 })
+    expect(lines.filter((l) => l.text !== undefined).map((l) => [l.number, l.text])).toEqual([
       [1, '{"a":"é"}'],
-      [2, null],
-      [3, null],
       [4, '{"b":"日本"}'],
       [5, '{"c":1}'],
     ])
     const first = enc.encode('\uFEFF{"a":"é"}\r\n').byteLength
-    expect(lines.map((l) => l.end)).toEqual([first, first + 1, first + 4, first + 4 + enc.encode('{"b":"日本"}\n').byteLength, bytes.byteLength])
+    expect(lines.map((l) => l.end)).toEqual([first, ...blanks.map((b) => b.end), first + 4 + enc.encode('{"b":"日本"}\n').byteLength, bytes.byteLength])
+    expect(blanks.at(-1)?.end).toBe(first + 4)
     expect(lines.every((l) => l.problem === undefined)).toBe(true)
   })
 
@@ -58,6 +60,18 @@ describe('ndjsonLines', () => {
   test('numbering and offsets continue from where a resumed read starts', async () => {
     const lines = await read(enc.encode('{"d":4}\n'), 4, { offset: 100, linesBefore: 9 })
     expect(lines).toEqual([{ number: 10, end: 108, text: '{"d":4}' }])
+  })
+
+  test('a run of blank lines comes as one: the last one, with its number and end', async () => {
+    const run = enc.encode(`{"a":1}\n${'\n'.repeat(100_000)}  \r\n{"b":2}\n\n\n`)
+    const lines = await read(run, 65_536)
+    expect(lines.map((l) => [l.number, l.text ?? null])).toEqual([
+      [1, '{"a":1}'],
+      [100_002, null],
+      [100_003, '{"b":2}'],
+      [100_005, null],
+    ])
+    expect(lines.at(-1)?.end).toBe(run.byteLength)
   })
 
   test('an input larger than the limit is rejected as a whole', async () => {

@@ -1,6 +1,8 @@
 // NDJSON lines from a byte stream, never holding more than one line: each line with its number and the
 // byte offset just past it (where a resumed read starts). A line longer than the limit is reported and
-// skipped unread, a line that is not UTF-8 reported; a blank line comes without text or problem.
+// skipped unread, a line that is not UTF-8 reported; blank lines come without text or problem, a run of
+// them as one (the last one's number and end): 100 MB of newlines, one object each through the
+// generator, grew a worker by 200 MB (400 MB by 295 MB) for nothing.
 // http://ndjson.org/  https://hl7.org/fhir/uv/bulkdata/STU2/export.html#file-format
 import { AppError } from '../errors'
 
@@ -40,13 +42,15 @@ export async function* ndjsonLines(stream: ReadableStream<Uint8Array>, limits: L
   let tooLong = false
   let offset = limits.offset
   let number = limits.linesBefore
+  /** The blank lines read and not yet yielded, as the last of them. */
+  let blank: NdjsonLine | undefined
   const line = (bytes: Uint8Array | undefined, end: number): NdjsonLine => {
     number++
     if (tooLong) return { number, end, problem: `The line is longer than the limit of ${limits.maxLineBytes} bytes (BULK_IMPORT_MAX_LINE_BYTES)` }
     let b = bytes as Uint8Array
     let n = b.byteLength
     if (n > 0 && b[n - 1] === 0x0d) n-- // CRLF
-    if (isBlank(b, n)) return { number, end }
+    if (isBlank(b, 0, n)) return { number, end }
     if (n !== b.byteLength) b = b.subarray(0, n)
     try {
       let text = decoder.decode(b)
@@ -64,6 +68,13 @@ export async function* ndjsonLines(stream: ReadableStream<Uint8Array>, limits: L
         throw new InputRejected(`The input is larger than the limit of ${limits.maxInputBytes} bytes (BULK_IMPORT_MAX_INPUT_BYTES)`)
       let start = 0
       for (let nl = value.indexOf(NEWLINE); nl >= 0; nl = value.indexOf(NEWLINE, start)) {
+        if (partBytes === 0 && !tooLong && isBlank(value, start, nl)) {
+          blank = { number: ++number, end: offset + nl + 1 }
+          start = nl + 1
+          continue
+        }
+        if (blank) yield blank
+        blank = undefined
         const piece = value.subarray(start, nl)
         const bytes = tooLong ? undefined : partBytes === 0 ? piece : join(parts, partBytes, piece)
         if (bytes && bytes.byteLength > limits.maxLineBytes) tooLong = true
@@ -85,6 +96,7 @@ export async function* ndjsonLines(stream: ReadableStream<Uint8Array>, limits: L
       }
       offset += value.byteLength
     }
+    if (blank) yield blank
     if (partBytes > 0 || tooLong) {
       yield line(tooLong ? undefined : join(parts, partBytes), offset)
     }
@@ -105,8 +117,9 @@ function join(parts: Uint8Array[], size: number, last?: Uint8Array): Uint8Array 
   return out
 }
 
-function isBlank(b: Uint8Array, n: number): boolean {
-  for (let i = 0; i < n; i++) {
+/** Bytes `from` to `to` (excluded) are spaces, tabs and carriage returns only. */
+function isBlank(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
     const c = b[i]
     if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false
   }
