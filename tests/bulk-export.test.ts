@@ -83,6 +83,11 @@ describe('kick-off errors (400 with an OperationOutcome before anything is queue
     expect(m.output.map((o: any) => o.type)).toEqual(['Practitioner'])
   })
 
+  test('preferences separated by a semicolon are read as by a comma', async () => {
+    const url = await kickOff(s, '/$export?_type=Practitioner&foo=bar', { headers: { prefer: 'respond-async; handling=lenient' } })
+    expect((await manifestOf(url)).output.map((o: any) => o.type)).toEqual(['Practitioner'])
+  })
+
   test('an unknown Group is 404', async () => {
     const res = await s.fhirFetch('/Group/no-such-group/$export', { headers: { prefer: 'respond-async' } })
     expect(res.status).toBe(404)

@@ -3,9 +3,11 @@
 // https://hl7.org/fhir/uv/bulkdata/STU2/export.html#headers  https://www.rfc-editor.org/rfc/rfc7240
 import { invalid } from '../errors'
 
+/** Each preference and parameter of the header: split on `,` and on `;` too (RFC 7240's parameters,
+ *  and how clients write several), as HAPI's RestfulServerUtils.parsePreferHeader reads it. */
 function preferences(prefer: string | undefined): string[] {
   return (prefer ?? '')
-    .split(',')
+    .split(/[,;]/)
     .map((p) =>
       p
         .trim()
