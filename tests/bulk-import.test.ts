@@ -272,6 +272,18 @@ describe('uploaded inputs ($bulk-upload, as `bun run import --ndjson` sends loca
     expect(res.status).toBe(404)
   })
 
+  test('an id that is not a UUID names no upload nor file: 404, not the database refusing it', async () => {
+    const dashes = '-'.repeat(36)
+    for (const path of [`/$bulk-upload?upload=${dashes}`, `/$bulk-file/${dashes}/Patient-1`, `/$bulk-file/${dashes}/input`]) {
+      const res = await s.fhirFetch(path, {
+        method: path.startsWith('/$bulk-upload') ? 'POST' : 'GET',
+        body: path.startsWith('/$bulk-upload') ? '{}\n' : undefined,
+      })
+      expect(`${path} ${res.status}`).toBe(`${path} 404`)
+      expect((await readJson(res)).resourceType).toBe('OperationOutcome')
+    }
+  })
+
   test('an upload that is not UTF-8 is refused', async () => {
     const res = await s.fhirFetch('/$bulk-upload', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d, 0x0a]) })
     expect(res.status).toBe(400)

@@ -4,7 +4,7 @@
 // status and files answer that key only (IG: "requiresAccessToken"), and 404 to any other.
 import type { Sql } from '../db/client'
 import { AppError } from '../errors'
-import { type AdminJobView, adminJob, cancelAdminJob, startAdminJob } from '../jobs/admin-job'
+import { type AdminJobView, adminJob, cancelAdminJob, isJobId, startAdminJob } from '../jobs/admin-job'
 import type { Jobs } from '../jobs/queues'
 import { log } from '../log'
 import type { BulkFileStore } from './file-store'
@@ -45,7 +45,7 @@ export async function bulkJobFor(sql: Sql, id: string, kind: BulkKind, owner: st
 
 /** The kind of a job a file request names (an import's error files need another scope than an export's). */
 export async function bulkKindOf(sql: Sql, id: string): Promise<BulkKind> {
-  const [row] = /^[0-9a-f-]{36}$/.test(id) ? await sql<{ kind: string }[]>`select kind from admin_job where id = ${id}` : []
+  const [row] = isJobId(id) ? await sql<{ kind: string }[]>`select kind from admin_job where id = ${id}` : []
   return row?.kind === BULK_IMPORT ? BULK_IMPORT : BULK_EXPORT
 }
 

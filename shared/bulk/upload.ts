@@ -8,6 +8,7 @@
 // bulk files.
 import type { Sql } from '../db/client'
 import { AppError } from '../errors'
+import { isJobId } from '../jobs/admin-job'
 import { log } from '../log'
 import type { BulkFileStore } from './file-store'
 
@@ -75,7 +76,7 @@ function decode(decoder: TextDecoder, part: Uint8Array, end: boolean): string {
 
 /** An upload for its own key (404 for another key's, an unknown or an expired one). */
 export async function uploadFor(sql: Sql, id: string, owner: string | null | undefined, ttlMs: number): Promise<Upload> {
-  const [row] = /^[0-9a-f-]{36}$/.test(id)
+  const [row] = isJobId(id)
     ? await sql<
         { bytes: string; chunks: number; owner: string | null; created_at: Date }[]
       >`select bytes::text, chunks, owner, created_at from bulk_upload where id = ${id}`

@@ -86,8 +86,13 @@ export async function startAdminJob(sql: Sql, jobs: Jobs, kind: string, params: 
   return { id, existing: false }
 }
 
+/** A job's id has the shape of a UUID (the column's type): any other text names no job, and is not sent. */
+export function isJobId(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
+}
+
 export async function adminJob(sql: Sql, id: string): Promise<AdminJobView | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined
+  if (!isJobId(id)) return undefined
   const [row] = await sql`select * from admin_job where id = ${id}`
   return row ? viewOf(row) : undefined
 }
