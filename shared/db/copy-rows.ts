@@ -39,13 +39,12 @@ export function copyRows(tx: TxSql, table: string, columns: readonly string[], r
  * string of thousands of parts that the COPY's UTF-8 encoding then had to flatten first.
  */
 export function copyPieces(rows: readonly object[], keys: readonly string[]): string[] {
+  const lineOf = lineBuilder(keys)
   const pieces: string[] = []
   let lines: string[] = []
   let chars = 0
   for (const row of rows) {
-    const r = row as Record<string, unknown>
-    let line = field(r[keys[0]])
-    for (let k = 1; k < keys.length; k++) line += `\t${field(r[keys[k]])}`
+    const line = lineOf(row)
     lines.push(line)
     chars += line.length + 1
     if (chars >= CHUNK_CHARS) {
@@ -60,6 +59,25 @@ export function copyPieces(rows: readonly object[], keys: readonly string[]): st
     pieces.push(lines.join('\n'))
   }
   return pieces
+}
+
+const builders = new Map<string, (row: object) => string>()
+
+/**
+ * The function that writes a row's line for `keys`, compiled once per list of keys: each property read
+ * by its own name (`row.rid`), so each read site sees one shape of row, where a loop reading `row[keys[k]]`
+ * sees every table's keys at one site and looks each up slowly. The keys are the code's own column
+ * lists (never input), written into the source as JSON strings.
+ */
+function lineBuilder(keys: readonly string[]): (row: object) => string {
+  const id = keys.join('\u0000')
+  let build = builders.get(id)
+  if (!build) {
+    const body = keys.map((k) => `field(row[${JSON.stringify(k)}])`).join(" + '\\t' + ")
+    build = new Function('field', `return (row) => ${body}`)(field) as (row: object) => string
+    builders.set(id, build)
+  }
+  return build
 }
 
 /** COPY text (copyPieces) as it is written to the stream: small pieces joined into about CHUNK_CHARS each. */
