@@ -26,7 +26,7 @@ const userInvocationTable = {
 export function compileExpression(expression: string, rootType: string, opts: { relative?: boolean; fast?: boolean } = {}): Evaluator {
   if (opts.fast !== false) {
     const path = compileTypedPath(expression, rootType, opts.relative)
-    if (path) return (focus, focusType) => path(focus, focusType)
+    if (path) return path
   }
   return compileFhirPath(expression, rootType, !!opts.relative)
 }

@@ -64,9 +64,21 @@ function hasAny(focus: any, props: string[]): boolean {
   return false
 }
 
+// The focus is not wrapped as a node of its own: a first child step reads its properties directly (most
+// expressions start with one), so a parameter that selects values builds only the nodes it returns.
 function run(ops: Op[], focus: unknown, focusType: string): TypedValue[] {
-  let nodes: TypedValue[] = [{ type: focusType, value: focus }]
-  for (const op of ops) {
+  let nodes: TypedValue[]
+  let i = 0
+  const first = ops[0]
+  if (first?.kind === 'child') {
+    nodes = []
+    const accessors = first.byType.get(focusType)
+    if (accessors) children(accessors, focus, nodes)
+    if (nodes.length === 0) return nodes
+    i = 1
+  } else nodes = [{ type: focusType, value: focus }]
+  for (; i < ops.length; i++) {
+    const op = ops[i]!
     if (op.kind === 'filter') {
       nodes = nodes.filter(op.test)
       continue
@@ -74,19 +86,23 @@ function run(ops: Op[], focus: unknown, focusType: string): TypedValue[] {
     const next: TypedValue[] = []
     for (const node of nodes) {
       const accessors = op.byType.get(node.type)
-      if (!accessors) continue
-      for (const a of accessors) {
-        const v = node.value[a.prop]
-        if (v === undefined || v === null) continue
-        if (Array.isArray(v)) {
-          for (const item of v) if (item !== null && item !== undefined) next.push(typed(a, item))
-        } else next.push(typed(a, v))
-      }
+      if (accessors) children(accessors, node.value, next)
     }
     if (next.length === 0) return next
     nodes = next
   }
   return nodes
+}
+
+/** The values of `accessors` on `value`, each array item a node of its own, appended to `out`. */
+function children(accessors: Accessor[], value: any, out: TypedValue[]): void {
+  for (const a of accessors) {
+    const v = value[a.prop]
+    if (v === undefined || v === null) continue
+    if (Array.isArray(v)) {
+      for (const item of v) if (item !== null && item !== undefined) out.push(typed(a, item))
+    } else out.push(typed(a, v))
+  }
 }
 
 function typed(a: Accessor, value: any): TypedValue {
