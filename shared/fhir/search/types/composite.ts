@@ -149,19 +149,32 @@ function compositeColumns(row: Keyed<CompositeRow>): CompositeColumns | undefine
     dlo2: null,
     dhi2: null,
   }
+  // The second part's columns filled in place (one object a row, not one per column kind).
   switch (second.type) {
     case 'token':
-      return { ...out, system2: s.system, value2: s.value }
+      out.system2 = s.system
+      out.value2 = s.value
+      return out
     case 'string':
-      return { ...out, value2: s.value_norm }
+      out.value2 = s.value_norm
+      return out
     case 'uri':
-      return { ...out, value2: s.value }
+      out.value2 = s.value
+      return out
     case 'number':
-      return { ...out, lo2: s.lo, hi2: s.hi }
+      out.lo2 = s.lo
+      out.hi2 = s.hi
+      return out
     case 'quantity':
-      return { ...out, lo2: s.lo, hi2: s.hi, system2: s.system, unit2: s.unitCode ?? s.unit }
+      out.lo2 = s.lo
+      out.hi2 = s.hi
+      out.system2 = s.system
+      out.unit2 = s.unitCode ?? s.unit
+      return out
     case 'date':
-      return { ...out, dlo2: s.lo, dhi2: s.hi }
+      out.dlo2 = s.lo
+      out.dhi2 = s.hi
+      return out
     default:
       return undefined
   }

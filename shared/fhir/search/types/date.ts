@@ -74,13 +74,16 @@ export function dateRange(text: string): [string, string] | undefined {
 function span(text: string): Span | undefined {
   const r = dateRange(text)
   if (!r) return undefined
-  const days = text.length > 10 ? [text.slice(0, 10), text.slice(0, 10)] : [r[0].slice(0, 10), r[1].slice(0, 10)]
-  return { lo: r[0], hi: r[1], loDay: days[0], hiDay: days[1] }
+  if (text.length > 10) {
+    const day = text.slice(0, 10)
+    return { lo: r[0], hi: r[1], loDay: day, hiDay: day }
+  }
+  return { lo: r[0], hi: r[1], loDay: r[0].slice(0, 10), hiDay: r[1].slice(0, 10) }
 }
 
 export function extract(values: TypedValue[], ctx: ExtractContext): DateRow[] {
   const out: DateRow[] = []
-  const push = (r: Span | undefined) => r && out.push({ code: ctx.code, ...r })
+  const push = (r: Span | undefined) => r && out.push({ code: ctx.code, lo: r.lo, hi: r.hi, loDay: r.loDay, hiDay: r.hiDay })
   for (const { type, value } of values) {
     if (typeof value === 'string') {
       if (type === 'date' || type === 'dateTime' || type === 'instant') push(span(value))

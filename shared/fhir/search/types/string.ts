@@ -19,11 +19,16 @@ export interface StringRow {
 // HAPI ResourceIndexedSearchParamString.MAX_LENGTH: both columns are cut to 200 characters.
 export const STRING_MAX_LENGTH = 200
 
+// Any UTF-16 unit beyond ASCII (surrogates included).
+const NON_ASCII = /[\u0080-\uffff]/
+
 /**
  * HAPI's StringUtil.normalizeStringForSearchIndexing: NFD, drop non-spacing marks, upper-case. The
  * read side normalises search values with the same function.
  */
 export function normalizeString(s: string): string {
+  // ASCII text has no decomposition and no marks (most of what is indexed): only upper-cased.
+  if (!NON_ASCII.test(s)) return s.toUpperCase().slice(0, STRING_MAX_LENGTH)
   return s
     .normalize('NFD')
     .replace(/\p{Mn}/gu, '')
