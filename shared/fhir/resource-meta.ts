@@ -11,6 +11,11 @@ const codingKey = (c: Coding) => `${c.system ?? ''}|${c.code ?? ''}`
 const byCoding = (a: Coding, b: Coding) => (codingKey(a) < codingKey(b) ? -1 : codingKey(a) > codingKey(b) ? 1 : 0)
 
 function mergeCodings(prev: Coding[] | undefined, next: Coding[] | undefined): Coding[] | undefined {
+  if (!prev?.length) {
+    // Nothing to carry over (every create): a lone coding is already in order.
+    if (!next?.length) return undefined
+    if (next.length === 1) return [next[0]]
+  }
   const seen = new Map<string, Coding>()
   for (const c of prev ?? []) seen.set(codingKey(c), c)
   for (const c of next ?? []) seen.set(codingKey(c), c)
@@ -38,7 +43,7 @@ export function addSubsettedTag(resource: any): any {
  */
 export function withServerMeta(resource: any, id: string, version: number, lastUpdated: Date, previousMeta?: any): any {
   assertNotSubsetted(resource)
-  const { resourceType, id: _ignored, meta: clientMeta, ...rest } = resource
+  const clientMeta = resource.meta
   const meta: any = { ...(clientMeta ?? {}) }
   meta.versionId = String(version)
   meta.lastUpdated = lastUpdated.toISOString()
@@ -48,8 +53,16 @@ export function withServerMeta(resource: any, id: string, version: number, lastU
   if (security) meta.security = security
   if (Array.isArray(meta.profile)) meta.profile = [...new Set<string>(meta.profile)].sort()
   const ordered: any = { versionId: meta.versionId, lastUpdated: meta.lastUpdated }
-  for (const [k, v] of Object.entries(meta)) if (k !== 'versionId' && k !== 'lastUpdated') ordered[k] = v
-  return { resourceType, id, meta: ordered, ...rest }
+  for (const k in meta) if (k !== 'versionId' && k !== 'lastUpdated') ordered[k] = meta[k]
+  // The rest copied straight into the new object (not first into a rest object, then spread), each
+  // as an own property as a spread makes it (an assignment to `__proto__` would set the prototype).
+  const stored: any = { resourceType: resource.resourceType, id, meta: ordered }
+  for (const k in resource) {
+    if (k === 'resourceType' || k === 'id' || k === 'meta') continue
+    if (k === '__proto__') Object.defineProperty(stored, k, { value: resource[k], enumerable: true, writable: true, configurable: true })
+    else stored[k] = resource[k]
+  }
+  return stored
 }
 
 /** Equal content apart from meta.versionId and meta.lastUpdated (an update with no change writes nothing). */
