@@ -37,36 +37,65 @@ export function narrativeText(resource: any): string {
  */
 export function contentText(resource: any): string {
   const out = new Set<string>()
-  const def = typeof resource?.resourceType === 'string' ? getTypeDef(resource.resourceType) : undefined
-  if (def) walk(resource, def, out, 0)
+  const plan = typeof resource?.resourceType === 'string' ? contentPlan(resource.resourceType) : undefined
+  if (plan) walk(resource, plan, out, 0)
   return [...out].join(' ')
 }
 
-function walk(node: Record<string, unknown>, def: TypeDef, out: Set<string>, depth: number): void {
-  if (depth > 64) return
-  for (const k in node) {
-    const prop = def.properties.get(k)
+/** What a property holds for `_content`: its strings, resources (their own types' strings), or elements of a type. */
+type ContentProp = { kind: 'string' } | { kind: 'resource' } | { kind: 'element'; type: string }
+
+/** Each type's properties that can hold content, from its definition, built on first use. */
+const plans = new Map<string, Map<string, ContentProp> | null>()
+
+function contentPlan(type: string): Map<string, ContentProp> | undefined {
+  let plan = plans.get(type)
+  if (plan === undefined) {
+    const def = getTypeDef(type)
+    plan = def ? planOf(def) : null
+    plans.set(type, plan)
+  }
+  return plan ?? undefined
+}
+
+function planOf(def: TypeDef): Map<string, ContentProp> {
+  const plan = new Map<string, ContentProp>()
+  for (const [k, prop] of def.properties) {
     // Ids (of the resource or of an element) and Reference.reference are typed `string` in the R4
     // definitions but are identifiers, not text; HAPI's model does not index them as content either.
-    if (!prop || k === 'id' || (k === 'reference' && def.name === 'Reference')) continue
+    if (k === 'id' || (k === 'reference' && def.name === 'Reference')) continue
+    if (prop.type === 'string') plan.set(k, { kind: 'string' })
+    else if (prop.type === 'Resource') plan.set(k, { kind: 'resource' })
+    else {
+      const child = getTypeDef(prop.type)
+      if (child && child.kind !== 'primitive-type') plan.set(k, { kind: 'element', type: prop.type })
+    }
+  }
+  return plan
+}
+
+function walk(node: Record<string, unknown>, plan: Map<string, ContentProp>, out: Set<string>, depth: number): void {
+  if (depth > 64) return
+  for (const k in node) {
+    const prop = plan.get(k)
+    if (!prop) continue
     const v = node[k]
-    if (prop.type === 'string') {
+    if (prop.kind === 'string') {
       if (typeof v === 'string') out.add(v)
       else if (Array.isArray(v)) for (const s of v) if (typeof s === 'string') out.add(s)
       continue
     }
     if (typeof v !== 'object' || v === null) continue
     const items = Array.isArray(v) ? v : [v]
-    if (prop.type === 'Resource') {
+    if (prop.kind === 'resource') {
       // contained resources, Bundle entries, Parameters' resources: their own type's strings
       for (const r of items) {
         const rdef = r && typeof r.resourceType === 'string' ? getTypeDef(r.resourceType) : undefined
-        if (rdef?.kind === 'resource') walk(r, rdef, out, depth + 1)
+        if (rdef?.kind === 'resource') walk(r, contentPlan(rdef.name) as Map<string, ContentProp>, out, depth + 1)
       }
       continue
     }
-    const child = getTypeDef(prop.type)
-    if (!child || child.kind === 'primitive-type') continue
+    const child = contentPlan(prop.type) as Map<string, ContentProp>
     for (const item of items) if (item && typeof item === 'object') walk(item, child, out, depth + 1)
   }
 }
