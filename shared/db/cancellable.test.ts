@@ -130,3 +130,27 @@ test('a view released twice serves one request at a time', () => {
   b.release()
   c.release()
 })
+
+test('statements made through the view are used as the pool’s: fragments, values, raw, execute, catch, errors', async () => {
+  const made = cancelledOnAbort(sql, client())
+  const view = made.sql
+  const n = view('n')
+  expect(view('n')).toBe(n) // an identifier made once per pool
+  const where = view`${n} > ${1} and ${view`${n} < ${4}`}`
+  const rows = (q: Promise<unknown>) => q.then((r) => [...(r as unknown[])])
+  expect(await rows(view`select ${n} from generate_series(1, 5) ${n} where ${where} order by 1`)).toEqual([{ n: 2 }, { n: 3 }])
+  expect(await rows(view`select ${n} from generate_series(1, 2) ${n} order by 1`.values())).toEqual([[1], [2]])
+  const raw = await view`select 7 as x`.raw()
+  expect(raw[0][0]).toEqual(Buffer.from('7'))
+  const statement = view`select 1 as one`
+  expect(await rows(statement.execute())).toEqual([{ one: 1 }])
+  expect(await rows(statement)).toEqual([{ one: 1 }]) // one statement, run once
+  expect(await view`select 1 / 0`.catch((e: { code?: string }) => e.code)).toBe('22012')
+  expect(await Promise.all([rows(view`select 1 as a`), rows(view`select 2 as b`)])).toEqual([[{ a: 1 }], [{ b: 2 }]])
+  let finished = false
+  await view`select 1`.finally(() => {
+    finished = true
+  })
+  expect(finished).toBe(true)
+  made.release()
+})
