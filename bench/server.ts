@@ -35,9 +35,10 @@ const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0)
 
 export async function startBenchServer(requestedPort = 18080, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = requestedPort + PORT_OFFSET
-  // BENCH_DB names a database to reuse and keep (to look at a loaded data set between runs).
+  // BENCH_DB names a database to reuse and keep (to look at a loaded data set between runs); otherwise a
+  // fresh one, named BENCH_DB_PREFIX (default bench) and the time, dropped on stop.
   const keep = process.env.BENCH_DB
-  const db = keep ?? `bench_${Date.now().toString(36)}`
+  const db = keep ?? `${process.env.BENCH_DB_PREFIX ?? 'bench'}_${Date.now().toString(36)}`
   const pg = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432'
   // BENCH_TREE runs the API node (and workers) of another checkout (a worktree of an older commit) for
   // an A/B, with the same SERVER_ENV.

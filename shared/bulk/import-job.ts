@@ -10,7 +10,7 @@ import { type AdminJobKind, type AdminJobRun, JobCancelled } from '../jobs/admin
 import { BULK_IMPORT } from './bulk-job'
 import type { BulkFileStore } from './file-store'
 import { type BatchCounts, type ImportLine, lineOutcome, readImportLine } from './import-batch'
-import { ImportPipeline } from './import-pipeline'
+import { type BatchText, ImportPipeline } from './import-pipeline'
 import type { ImportJobParams } from './import-kickoff'
 import { InputRejected, ndjsonLines } from './ndjson-lines'
 import { InputUnavailable, type OpenInput } from './ndjson-source'
@@ -54,6 +54,14 @@ export interface ImportResult {
 
 /** A batch is cut at this much text even when it has fewer lines (memory: two batches are held). */
 const BATCH_BYTES = 4 * 1024 * 1024
+/**
+ * A line of this many characters or more is a batch of its own, which the pipeline writes with less or
+ * nothing else in flight (ImportPipeline.commit): a line is held some 8 to 12 times over while its batch
+ * is prepared and written (its text, the parsed resource, the stored JSON, the COPY text, index and
+ * full-text rows), and batches of such lines, three in flight, grew a worker by 481 MB for twelve 15 MB
+ * lines (bench/import-large-lines.ts).
+ */
+export const LARGE_LINE_CHARS = 1024 * 1024
 /** Lines read between two turns of the event loop (10 rather than 50: see Repo.prepareCopy's PREPARE_SLICE). */
 const YIELD_LINES = 10
 /** Error rows kept per job; more are counted, and the error file says how many were left out. */
@@ -138,18 +146,22 @@ async function importInput(
   let keys = new Set<string>()
   let bytes = 0
   let end = { offset: progress.bytes, line: progress.lines }
-  const commit = (items: ImportLine[], at: { offset: number; line: number }, last = false) =>
-    pipeline.commit(items, async (tx, counts, bad) => {
-      progress.created += counts.created
-      progress.updated += counts.updated
-      progress.unchanged += counts.unchanged
-      progress.bytes = at.offset
-      progress.lines = at.line
-      if (last) progress.done = true
-      cursor.input = firstOpen(cursor)
-      await storeErrors(tx, run.id, index, cursor, bad)
-      await run.checkpoint({ cursor, processed: linesOf(cursor) }, tx)
-    })
+  const commit = (items: ImportLine[], at: { offset: number; line: number }, last = false, text: BatchText = { chars: bytes, large: false }) =>
+    pipeline.commit(
+      items,
+      async (tx, counts, bad) => {
+        progress.created += counts.created
+        progress.updated += counts.updated
+        progress.unchanged += counts.unchanged
+        progress.bytes = at.offset
+        progress.lines = at.line
+        if (last) progress.done = true
+        cursor.input = firstOpen(cursor)
+        await storeErrors(tx, run.id, index, cursor, bad)
+        await run.checkpoint({ cursor, processed: linesOf(cursor) }, tx)
+      },
+      text,
+    )
   try {
     for await (const l of lines) {
       if (l.text === undefined && l.problem === undefined) {
@@ -158,7 +170,19 @@ async function importInput(
       }
       // The event loop turns now and then: the batches in flight go on with their statements meanwhile.
       if (l.number % YIELD_LINES === 0) await nextTurn()
+      const chars = l.text?.length ?? 0
       const item = readImportLine(l)
+      l.text = undefined // the parsed resource is what is kept of it
+      if (chars >= LARGE_LINE_CHARS) {
+        // A large line is a batch of its own, written with nothing else in flight (ImportPipeline.commit).
+        if (batch.length > 0) await commit(batch, end)
+        batch = []
+        keys = new Set()
+        bytes = 0
+        end = { offset: l.end, line: l.number }
+        await commit([item], end, false, { chars, large: true })
+        continue
+      }
       // A resource twice in one batch would be two versions in one statement: the batch ends before it.
       if ('key' in item && keys.has(item.key)) {
         await commit(batch, end)
@@ -168,7 +192,7 @@ async function importInput(
       }
       batch.push(item)
       if ('key' in item) keys.add(item.key)
-      bytes += l.text?.length ?? 0
+      bytes += chars
       end = { offset: l.end, line: l.number }
       if (batch.length >= p.batchSize || bytes >= BATCH_BYTES) {
         await commit(batch, end)

@@ -4,7 +4,9 @@
 // input is opened and read (draining it at each input's end left both cores idle in turn, once per file).
 // A batch starts once the one before holds its row locks (a resource in both waits for the first to
 // commit, never the other way round), and commits after it, its checkpoint last: checkpoints commit in
-// the order of the batches, so a resumed job starts where the last committed one left off.
+// the order of the batches, so a resumed job starts where the last committed one left off. A large line
+// is a batch of its own, held back while other large text is in flight, and from ALONE_CHARS written
+// with nothing else in flight (memory: a worker holds each line many times over while it is written).
 import type { TxSql } from '../db/client'
 import type { Repo } from '../fhir/repo/repo'
 import { type BatchCounts, type ImportLine, prepareNewBatch, writeImportBatch } from './import-batch'
@@ -20,9 +22,36 @@ const IN_FLIGHT = 3
 /** Runs in the batch's transaction, once every earlier batch has committed: the batch's checkpoint. */
 export type AfterBatch = (tx: TxSql, counts: BatchCounts, bad: { line: number; outcome: string }[]) => Promise<void>
 
+/**
+ * A batch's text: the characters of its lines, and whether it is one large line alone (import-job.ts,
+ * LARGE_LINE_CHARS), which the pipeline holds back while too much other text is in flight.
+ */
+export interface BatchText {
+  chars: number
+  large: boolean
+}
+
+/**
+ * The text of large lines' batches (and of the batches in flight with them) at most in flight when one
+ * is prepared: about 8 to 12 times as much is held while a batch is prepared and written (the parsed
+ * resource, the stored JSON, the COPY text, index and full-text rows). Lines of 1 to 4 MB are still
+ * written two or three at once, as small lines' batches are: 100 lines of 1.1 MB took 2.4-3.7 s against
+ * 2.6-3.0 s before (5.0 s one after the other), the worker growing by 62-90 MB against 142-168 MB.
+ */
+const LARGE_IN_FLIGHT_CHARS = 8 * 1024 * 1024
+/**
+ * A line of this many characters or more is prepared and written alone: every batch before it commits
+ * first, a full collection (30-60 ms) frees what they and the line's reading left, and nothing is read or
+ * prepared while it is written, so that a worker holds one such line's copies at a time whatever the
+ * number of them. bench/import-large-lines.ts, 1, 3 and 12 lines of 15 MB (Binary): 65, 120 and 117 MB
+ * of growth, against 104, 290 and 481 MB with three batches in flight; 12 lines of 4.1 MB: 34-37 MB
+ * against 168, in 1.5-1.6 s against 1.2-1.8 s.
+ */
+export const ALONE_CHARS = 4 * 1024 * 1024
+
 export class ImportPipeline {
   /** The writes not yet known to have committed, oldest first, with the resources (keys) each writes. */
-  private readonly writes: { done: Promise<void>; keys: Set<string> }[] = []
+  private readonly writes: { done: Promise<void>; keys: Set<string>; chars: number }[] = []
   private locked: Promise<void> | undefined
   /** The last batch written created every resource it had: the next is prepared as new ones. */
   private expectNew = true
@@ -36,8 +65,17 @@ export class ImportPipeline {
    * Prepares `items` (valid and bad lines), waits until fewer than `depth` batches are in flight, and
    * starts writing them; resolves once started, so that the worker reads the next batch while `depth`
    * are written. A failed batch rejects in a later `commit` or in `drain`; the batches after it roll back.
+   * A large line's batch (`text.large`) waits for room before it is prepared (LARGE_IN_FLIGHT_CHARS), and
+   * one of ALONE_CHARS or more is written alone: `commit` then resolves once it has committed.
    */
-  async commit(items: ImportLine[], after: AfterBatch): Promise<void> {
+  async commit(items: ImportLine[], after: AfterBatch, text: BatchText = { chars: 0, large: false }): Promise<void> {
+    const alone = text.large && text.chars >= ALONE_CHARS
+    if (text.large) {
+      const room = () => this.writes.length < this.depth && this.writes.reduce((n, w) => n + w.chars, text.chars) <= LARGE_IN_FLIGHT_CHARS
+      while (this.writes.length > 0 && (alone || !room())) await this.writes.shift()?.done
+      // What the batches before it and this line's reading left: one full collection a line, 30 to 60 ms.
+      if (alone) fullGc()
+    }
     const good = items.filter((i): i is Extract<ImportLine, { key: string }> => 'key' in i)
     const bad = items.filter((i): i is Extract<ImportLine, { outcome: string }> => 'outcome' in i)
     // The batch's CPU work (versions, index rows, COPY text) before its transaction, so that the
@@ -77,7 +115,10 @@ export class ImportPipeline {
       }
     })()
     writing.catch(() => {}) // handled where it is awaited: by a later commit, or by drain
-    this.writes.push({ done: writing, keys })
+    this.writes.push({ done: writing, keys, chars: text.chars })
+    // Nothing is read or prepared while a batch alone is written (what it built is collected with what the
+    // next line's reading leaves, before that line is prepared).
+    if (alone) await this.drain()
     collectGarbage()
   }
 
@@ -115,5 +156,9 @@ let afterFullGc = 0
 
 function collectGarbage(): void {
   const heap = Bun.gc(false) as unknown as number // Bun.gc answers the heap's size; its type says void
-  if (heap - afterFullGc > FULL_GC_GROWTH) afterFullGc = Bun.gc(true) as unknown as number
+  if (heap - afterFullGc > FULL_GC_GROWTH) fullGc()
+}
+
+function fullGc(): void {
+  afterFullGc = Bun.gc(true) as unknown as number
 }

@@ -78,11 +78,13 @@ export async function* ndjsonLines(stream: ReadableStream<Uint8Array>, limits: L
         const piece = value.subarray(start, nl)
         const bytes = tooLong ? undefined : partBytes === 0 ? piece : join(parts, partBytes, piece)
         if (bytes && bytes.byteLength > limits.maxLineBytes) tooLong = true
-        yield line(bytes, offset + nl + 1)
+        const next = line(bytes, offset + nl + 1)
+        // Nothing of the line's bytes is held while the caller works on it (its parts, their join).
         parts = []
         partBytes = 0
         tooLong = false
         start = nl + 1
+        yield next
       }
       if (start < value.byteLength && !tooLong) {
         // A line going on into the next chunk; copied, as the stream may reuse its buffer.

@@ -27,8 +27,9 @@ const NON_ASCII = /[\u0080-\uffff]/
  * read side normalises search values with the same function.
  */
 export function normalizeString(s: string): string {
-  // ASCII text has no decomposition and no marks (most of what is indexed): only upper-cased.
-  if (!NON_ASCII.test(s)) return s.toUpperCase().slice(0, STRING_MAX_LENGTH)
+  // ASCII text has no decomposition and no marks (most of what is indexed): only upper-cased, once cut
+  // (the same characters: a name of 15 MB was upper-cased whole for its first 200 characters).
+  if (!NON_ASCII.test(s)) return s.slice(0, STRING_MAX_LENGTH).toUpperCase()
   return s
     .normalize('NFD')
     .replace(/\p{Mn}/gu, '')
