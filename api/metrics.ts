@@ -8,12 +8,14 @@ import { queueNames } from '../shared/jobs/queue-names'
 import { adminError } from './admin/errors'
 import type { AppDeps } from './deps'
 import { authenticate, authorize } from './http/auth'
+import { pathOf } from './http/url-path'
 
 const SURFACES = ['fhir', 'admin', 'patients', 'patient-flows', 'sessions', 'connections', 'connect', 'webhooks', 'metrics']
 
 /** The first path segment when it names a known surface, else "other" (bounded label values). */
 function surfaceOf(path: string): string {
-  const first = path.split('/')[1] ?? ''
+  const end = path.indexOf('/', 1)
+  const first = end < 0 ? path.slice(1) : path.slice(1, end)
   return SURFACES.includes(first) ? first : 'other'
 }
 
@@ -90,7 +92,7 @@ export function metricsRoutes(deps: AppDeps) {
     .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
       const t0 = started.get(request)
       if (t0 === undefined) return
-      const surface = surfaceOf(new URL(request.url).pathname)
+      const surface = surfaceOf(pathOf(request.url))
       const status = responseValue instanceof Response ? responseValue.status : (set.status ?? 200)
       requests.inc({ surface, method: request.method, status: String(status) })
       latency.observe({ surface, method: request.method }, (performance.now() - t0) / 1000)

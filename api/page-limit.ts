@@ -24,10 +24,13 @@ function isLimited(url: string): boolean {
 export function pageRateLimit(deps: AppDeps) {
   const { pages: limiter, addresses } = surfaceLimiters(deps)
   const what = `requests per ${deps.config.limits.rateWindowMs} ms per address to the hosted pages and operator endpoints (PAGE_RATE_LIMIT)`
-  // Synchronous: the hook runs before every route of the app (/fhir too), and an async one costs each an await.
+  // Synchronous: the hook runs before every route of the app (/fhir too), and an async one costs each an
+  // await. Elysia awaits a hook whose text looks asynchronous to it (`return f(` or `=> f(` in it, or the
+  // word async or await: compose.mjs isAsync), so the refusal is made before its return.
   return new Elysia({ name: 'page-rate-limit' }).onRequest(({ request, server }) => {
     if (!limiter.enabled || !isLimited(request.url)) return
     const d = limiter.take(addresses.of(server, request))
-    if (!d.allowed) return adminError(tooManyRequests(limiter, d, what), request, deps.publicBase())
+    const refusal = d.allowed ? undefined : adminError(tooManyRequests(limiter, d, what), request, deps.publicBase())
+    return refusal
   })
 }

@@ -10,6 +10,7 @@ import { queueNames } from '../../shared/jobs/queue-names'
 import type { AppDeps } from '../deps'
 import { adminError } from './errors'
 import { adminGuard } from './jobs'
+import { pathOf } from '../http/url-path'
 
 const BASE = '/admin/queues'
 
@@ -34,7 +35,7 @@ export async function queueDashboard(deps: AppDeps) {
   const plugin = await adapter.registerPlugin()
   return new Elysia({ name: 'queue-dashboard' })
     .onRequest(async ({ request }) => {
-      const path = new URL(request.url).pathname
+      const path = pathOf(request.url)
       if (path !== BASE && !path.startsWith(`${BASE}/`)) return
       try {
         await requireAdmin(request.headers.get('authorization'))

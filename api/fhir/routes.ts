@@ -9,7 +9,7 @@ import { errorOutcome, toAppError } from '../../shared/fhir/outcome'
 import type { Repo } from '../../shared/fhir/repo/repo'
 import type { FhirContext, FhirMethod, FhirRequest } from '../../shared/fhir/request'
 import { requiredScope, route } from '../../shared/fhir/router'
-import { authenticate, authorize } from '../http/auth'
+import { authenticateNow, authorize } from '../http/auth'
 import { type SurfaceLimiters, surfaceLimiters, tooManyRequests } from '../http/rate-limit'
 import type { RateCounts } from '../http/rate-counts'
 import type { Peer } from '../../shared/net/client-address'
@@ -94,7 +94,8 @@ async function handleFhir(
     // The capability statement is public; anything else, a body included, waits for a valid key.
     const open = path[0] === 'metadata' && path.length === 1 && (request.method === 'GET' || request.method === 'HEAD')
     if (!deps.config.authDisabled && !open) {
-      principal = await authenticateLimited(deps.verifier, request, limiters, server)
+      const known = authenticateLimited(deps.verifier, request, limiters, server)
+      principal = known instanceof Promise ? await known : known
       if (limiters.fhir.enabled) {
         const d = limiters.fhir.take(principal.keyId)
         rateHeaders = limiters.fhir.headers(d)
@@ -148,20 +149,24 @@ async function handleFhir(
  * The request's principal; a request without a valid key counts against its address (ANONYMOUS_RATE_LIMIT),
  * and an address over it is refused before its key is even looked up.
  */
-async function authenticateLimited(verifier: ApiKeyVerifier, request: Request, limiters: SurfaceLimiters, server: Peer | null): Promise<Principal> {
+function authenticateLimited(verifier: ApiKeyVerifier, request: Request, limiters: SurfaceLimiters, server: Peer | null): Principal | Promise<Principal> {
   const { anonymous, addresses } = limiters
-  if (!anonymous.enabled) return authenticate(verifier, request.headers.get('authorization'))
+  if (!anonymous.enabled) return authenticateNow(verifier, request.headers.get('authorization'))
   // The address is costly to learn: looked at first only while traffic without a key is being counted.
   let address = anonymous.active ? addresses.of(server, request) : undefined
   const over = address === undefined ? undefined : anonymous.over(address)
   if (over) throw tooManyRequests(anonymous, over, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
-  try {
-    return await authenticate(verifier, request.headers.get('authorization'))
-  } catch (err) {
+  const refused = (err: unknown): never => {
     address ??= addresses.of(server, request)
     const d = anonymous.take(address)
     if (!d.allowed) throw tooManyRequests(anonymous, d, 'requests without a valid API key per address (ANONYMOUS_RATE_LIMIT)')
     throw err
+  }
+  try {
+    const principal = authenticateNow(verifier, request.headers.get('authorization'))
+    return principal instanceof Promise ? principal.catch(refused) : principal
+  } catch (err) {
+    return refused(err)
   }
 }
 

@@ -74,14 +74,26 @@ export class ApiKeyVerifier {
     registerKeyCache(this.cache)
   }
 
+  /** The principals of ADMIN_API_KEY and the local key, made once (nothing changes a principal). */
+  private readonly admin = { principal: { keyId: 'env', label: 'ADMIN_API_KEY', scopes: new Set<Scope>(['admin']) } as Principal }
+  private readonly local = { principal: { keyId: LOCAL_KEY_ID, label: 'local CLI', scopes: new Set<Scope>(['admin']) } as Principal }
+
   async verify(key: string): Promise<Principal | undefined> {
-    if (this.opts.adminKey && key.length === this.opts.adminKey.length && timingSafeEqual(key, this.opts.adminKey))
-      return { keyId: 'env', label: 'ADMIN_API_KEY', scopes: new Set<Scope>(['admin']) }
-    if (this.opts.localKey && key.length === this.opts.localKey.length && timingSafeEqual(key, this.opts.localKey))
-      return { keyId: LOCAL_KEY_ID, label: 'local CLI', scopes: new Set<Scope>(['admin']) }
-    const now = Date.now()
+    const known = this.known(key)
+    return known ? known.principal : this.lookUp(key)
+  }
+
+  /** The answer for `key` when it needs no database (ADMIN_API_KEY, the local key, a key looked up less
+   *  than the cache's time ago), else undefined: what a request checks before awaiting anything. */
+  known(key: string): { principal: Principal | undefined } | undefined {
+    if (this.opts.adminKey && key.length === this.opts.adminKey.length && timingSafeEqual(key, this.opts.adminKey)) return this.admin
+    if (this.opts.localKey && key.length === this.opts.localKey.length && timingSafeEqual(key, this.opts.localKey)) return this.local
     const hit = this.cache.get(key)
-    if (hit && hit.until > now) return hit.principal
+    return hit && hit.until > Date.now() ? hit : undefined
+  }
+
+  private async lookUp(key: string): Promise<Principal | undefined> {
+    const now = Date.now()
     const [row] = await this.sql<{ id: string; label: string; scopes: Scope[] }[]>`
       select id::text, label, scopes from api_key where key_hash = ${hashKey(key)} and revoked_at is null`
     const principal = row ? { keyId: row.id, label: row.label, scopes: new Set(row.scopes) } : undefined

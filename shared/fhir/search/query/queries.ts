@@ -28,11 +28,12 @@ export class SearchQueries {
     // a _has names many sources: the plain statement finds them all (Patient?_has:Observation:subject:
     // status=final read every final Observation, 450,000 buffers, for 470 Patients).
     // A chain likewise (Goal?patient:Patient.gender=female read 218,000 buffers for 800 Goals).
-    const linked = needsCustomPlan(q.criteria) || q.criteria.some((c) => c.kind === 'chain')
-    const bounded = q.types.length === 1 && (linked || (await typeSize(this.sql, q.types[0])) >= DRIVE_BUDGET)
-    return needsCustomPlan(q.criteria)
-      ? withCustomPlans(this.sql, (tx) => runSearch(tx, q, baseUrl, cursor, bounded))
-      : runSearch(this.sql, q, baseUrl, cursor, bounded)
+    const custom = needsCustomPlan(q.criteria)
+    const linked = custom || q.criteria.some((c) => c.kind === 'chain')
+    let size = q.types.length === 1 && !linked ? typeSize(this.sql, q.types[0]) : 0
+    if (typeof size !== 'number') size = await size
+    const bounded = q.types.length === 1 && (linked || size >= DRIVE_BUDGET)
+    return custom ? withCustomPlans(this.sql, (tx) => runSearch(tx, q, baseUrl, cursor, bounded)) : runSearch(this.sql, q, baseUrl, cursor, bounded)
   }
 
   /** The condition on `resource r0` that selects the matches of `q`, for work that pages them itself. */

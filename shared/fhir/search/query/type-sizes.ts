@@ -17,20 +17,25 @@ interface Sizes {
 
 const byPool = new WeakMap<object, Sizes>()
 
-/** The number of resources of `type` (tombstones included), at most FRESH_MS old. */
-export async function typeSize(sql: Sql, type: string): Promise<number> {
+/** The number of resources of `type` (tombstones included), at most FRESH_MS old: a number while the
+ *  counts are fresh (no await on the hot path), else a promise of it once they are read again. */
+export function typeSize(sql: Sql, type: string): number | Promise<number> {
   const pool = poolOf(sql)
-  let s = byPool.get(pool)
-  if (!s || Date.now() - s.at > FRESH_MS) {
-    if (!s?.pending) {
-      const pending = resourceCounts(sql).then((rows) => new Map(rows.map((r) => [r.type, r.count])))
-      const entry: Sizes = { at: s?.at ?? 0, counts: s?.counts ?? new Map(), pending }
-      byPool.set(pool, entry)
-      entry.counts = await pending
-      entry.at = Date.now()
-      entry.pending = undefined
-      s = entry
-    } else await s.pending
+  const s = byPool.get(pool)
+  if (s && Date.now() - s.at <= FRESH_MS) return s.counts.get(type) ?? 0
+  return refreshed(sql, pool, s).then((counts) => counts.get(type) ?? 0)
+}
+
+async function refreshed(sql: Sql, pool: object, s: Sizes | undefined): Promise<Map<string, number>> {
+  if (s?.pending) {
+    await s.pending
+    return (byPool.get(pool) as Sizes).counts
   }
-  return (byPool.get(pool) as Sizes).counts.get(type) ?? 0
+  const pending = resourceCounts(sql).then((rows) => new Map(rows.map((r) => [r.type, r.count])))
+  const entry: Sizes = { at: s?.at ?? 0, counts: s?.counts ?? new Map(), pending }
+  byPool.set(pool, entry)
+  entry.counts = await pending
+  entry.at = Date.now()
+  entry.pending = undefined
+  return entry.counts
 }
