@@ -1,13 +1,17 @@
 // $export of large resources: a file is written in chunks of about BULK's flush size (8 MB) however large
 // the resources and however many of them one page reads, so that serving a file (which reads one chunk at a
-// time) holds a chunk, not everything a page held. Files in PostgreSQL (the cluster default).
+// time) holds a chunk, not everything a page held. Files in PostgreSQL (the cluster default). A page is
+// cut by the bytes of its rows as well as by their count (PAGE_BYTES, 16 MB): seven resources of 3 MB
+// are read in two pages.
 import { beforeAll, expect, test } from 'bun:test'
+import { PAGE_BYTES } from '../shared/bulk/export-job'
+import { exportScan } from '../shared/bulk/export-scan'
 import { exportedByType, kickOff, manifestOf } from './bulk-http'
 import { useTestServer } from './harness'
 
 const s = useTestServer()
 const MB = 1024 * 1024
-const DOCS = 5
+const DOCS = 7
 
 beforeAll(async () => {
   for (let i = 0; i < DOCS; i++) {
@@ -32,3 +36,24 @@ test('a page of large resources is written in chunks of about 8 MB, and the file
   const docs = (await exportedByType(manifest)).get('DocumentReference') ?? []
   expect(docs.map((d) => d.id).sort()).toEqual(Array.from({ length: DOCS }, (_, i) => `large-${i}`))
 }, 60_000)
+
+test('a page stops at its byte budget, the row that reaches it included, and says more rows may follow', async () => {
+  const [{ now }] = await s.sql<{ now: string }[]>`select now()::text as now`
+  const scan = await exportScan(s.sql, { level: 'system', typeFilters: [] }, ['DocumentReference'], now, 'http://localhost/fhir')
+  // 3 MB of text each: the first two rows start under 4 MB, the third at 6 MB.
+  const first = await scan.page('0', 2000, 4 * MB)
+  expect(first.rows.map((r) => r.id)).toEqual(['large-0', 'large-1'])
+  expect(first.more).toBe(true)
+  // A budget under one row still reads that row.
+  const one = await scan.page(first.rows[1].rid, 2000, 1)
+  expect(one.rows.map((r) => r.id)).toEqual(['large-2'])
+  expect(one.more).toBe(true)
+  // Cut by count; then the last page, under both bounds.
+  const counted = await scan.page(one.rows[0].rid, 2, PAGE_BYTES)
+  expect(counted.rows.map((r) => r.id)).toEqual(['large-3', 'large-4'])
+  expect(counted.more).toBe(true)
+  const last = await scan.page(counted.rows[1].rid, 2000, PAGE_BYTES)
+  expect(last.rows.map((r) => r.id)).toEqual(['large-5', 'large-6'])
+  expect(last.more).toBe(false)
+  expect(last.rows[0].content.length).toBeGreaterThan(3 * MB)
+})

@@ -53,6 +53,11 @@ export interface ExportResult {
 }
 
 const PAGE = 2000
+/**
+ * A page's stored text at most (with the row that reaches it): two pages are held at once, the one written
+ * out and the next, read meanwhile. At Synthea's sizes (1-3 kB a resource) pages are still cut by PAGE.
+ */
+export const PAGE_BYTES = 16 * 1024 * 1024
 /** Text kept in memory before it is written out as chunks, and a checkpoint taken. */
 const FLUSH_BYTES = 8 * 1024 * 1024
 /**
@@ -180,11 +185,10 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
         }
         // The next page is asked for as soon as this one has come (its keyset start is this one's last
         // rid): the database reads it while this one is written out.
-        let next = scan.page(cursor.after, PAGE)
+        let next = scan.page(cursor.after, PAGE, PAGE_BYTES)
         for (;;) {
-          const rows = await next
-          const more = rows.length === PAGE
-          if (more) next = scan.page(rows[rows.length - 1].rid, PAGE)
+          const { rows, more } = await next
+          if (more) next = scan.page(rows[rows.length - 1].rid, PAGE, PAGE_BYTES)
           for (const row of rows) {
             const text = shape(row)
             if (text !== undefined) append(row.type, text)
@@ -202,7 +206,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
             await settling
             if (more) await next.catch(() => {}) // may have been read before the settling: read again
             await resolveLate(cursor.unsettled)
-            if (more) next = scan.page(cursor.after, PAGE)
+            if (more) next = scan.page(cursor.after, PAGE, PAGE_BYTES)
           }
           if (!more) break
         }

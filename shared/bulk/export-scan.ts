@@ -24,9 +24,18 @@ export interface ScanRow {
   changed: boolean
 }
 
+/** A keyset page: its rows, and whether rows may follow (it was cut by its count or by its bytes). */
+export interface ScanPage {
+  rows: ScanRow[]
+  more: boolean
+}
+
 export interface ExportScan {
-  /** Up to `limit` rows after the rid `after`. */
-  page(after: string, limit: number): Promise<ScanRow[]>
+  /**
+   * The rows after the rid `after`: up to `limit` of them, and no more once their stored text reaches
+   * `maxBytes` (the row that reaches it included, so a page always has one when any is left).
+   */
+  page(after: string, limit: number, maxBytes: number): Promise<ScanPage>
   /** Every row of `type` with a rid in (after, upTo]. */
   range(type: string, after: string, upTo: string): Promise<ScanRow[]>
   /** The rows of these rids. */
@@ -42,7 +51,7 @@ export interface ExportScan {
 export async function exportScan(sql: Sql, p: ExportParams, types: readonly string[], transactionTime: string, baseUrl: string): Promise<ExportScan> {
   const filters = await typeFilters(sql, p.typeFilters, baseUrl)
   const T = transactionTime
-  const select = (where: Fragment, limit?: number): Promise<ScanRow[]> => {
+  const select = (where: Fragment, limit?: number): Fragment => {
     const r = sql('r0')
     const since = p.since ? sql`and ${r}.last_updated > ${p.since}::timestamptz` : sql``
     const sinceThen = p.since ? sql`and h.last_updated > ${p.since}::timestamptz` : sql``
@@ -50,10 +59,10 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
     const members = p.level === 'system' ? sql`` : sql`and ${compartmentMatch(sql, p.patients)}`
     // The history of a row is read only when its current version is later than the instant (the
     // condition on r0 inside the lateral subquery is a one-time filter of it).
-    return sql<ScanRow[]>`
+    return sql`
         select ${r}.rid::text, ${r}.res_type as type, ${r}.id,
           case when ${r}.last_updated <= ${T}::timestamptz then ${r}.content else h.content end as content,
-          ${r}.last_updated > ${T}::timestamptz as changed
+          ${r}.last_updated > ${T}::timestamptz as changed, ${r}.rid as k
         from resource ${r}
         left join lateral (
           select h.content, h.last_updated from resource_history h
@@ -68,9 +77,25 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
   }
   const ofTypes = () => sql`r0.res_type = any(${types as string[]}::text[])`
   return {
-    page: (after, limit) => select(sql`r0.rid > ${after}::bigint and ${ofTypes()}`, limit),
-    range: (type, after, upTo) => select(sql`r0.rid > ${after}::bigint and r0.rid <= ${upTo}::bigint and r0.res_type = ${type}`),
-    rows: (rids) => select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`),
+    async page(after, limit, maxBytes) {
+      // The running size of the rows' text, in rid order: octet_length reads a stored (compressed or
+      // out-of-line) value's size from its header, so the rows past the budget are never decompressed or
+      // sent. Counted by rows only, a page of 2,000 large resources (DocumentReferences with their
+      // attachments inline: 16 MB each is a valid import line) was held whole, twice (the next page is
+      // read while one is written).
+      const rows = await sql<(ScanRow & { run: string })[]>`
+        select p.rid, p.type, p.id, p.content, p.changed, p.run::text from (
+          select s.*, sum(octet_length(s.content)) over (order by s.k) as run
+          from (${select(sql`r0.rid > ${after}::bigint and ${ofTypes()}`, limit)}) s
+        ) p
+        where p.run - octet_length(p.content) < ${maxBytes}
+        order by p.k`
+      const last = rows[rows.length - 1]
+      const more = rows.length === limit || (last !== undefined && Number(last.run) >= maxBytes)
+      return { rows, more }
+    },
+    range: (type, after, upTo) => sql<ScanRow[]>`${select(sql`r0.rid > ${after}::bigint and r0.rid <= ${upTo}::bigint and r0.res_type = ${type}`)}`,
+    rows: (rids) => sql<ScanRow[]>`${select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`)}`,
     lateRows: (lateFrom, upTo) =>
       sql<{ rid: string; type: string }[]>`
         select rid::text, res_type as type from resource r0
