@@ -2,10 +2,12 @@
 // the resources and however many of them one page reads, so that serving a file (which reads one chunk at a
 // time) holds a chunk, not everything a page held. Files in PostgreSQL (the cluster default). A page is
 // cut by the bytes of its rows as well as by their count (PAGE_BYTES, 16 MB): seven resources of 3 MB
-// are read in two pages.
+// are read in two pages. A row larger than LARGE_ROW_BYTES is never read whole: its text is written in
+// slices, a chunk each.
 import { beforeAll, expect, test } from 'bun:test'
 import { PAGE_BYTES } from '../shared/bulk/export-job'
-import { exportScan } from '../shared/bulk/export-scan'
+import { exportScan, LARGE_ROW_BYTES } from '../shared/bulk/export-scan'
+import { SETTLE_MS } from '../shared/bulk/export-settle'
 import { exportedByType, kickOff, manifestOf } from './bulk-http'
 import { useTestServer } from './harness'
 
@@ -55,5 +57,38 @@ test('a page stops at its byte budget, the row that reaches it included, and say
   const last = await scan.page(counted.rows[1].rid, 2000, PAGE_BYTES)
   expect(last.rows.map((r) => r.id)).toEqual(['large-5', 'large-6'])
   expect(last.more).toBe(false)
-  expect(last.rows[0].content.length).toBeGreaterThan(3 * MB)
+  expect(last.rows[0].content?.length).toBeGreaterThan(3 * MB)
 })
+
+test('a row over LARGE_ROW_BYTES is written in slices of its stored text, each a chunk, and reads back whole', async () => {
+  // Groups of five UTF-8 bytes (an ASCII letter, then an astral character of four): the slices end at
+  // 4, 8 and 12 MB, three different places in a group, so at least one of them cuts the astral character.
+  const text = 'a\u{1F600}'.repeat(2.5 * MB)
+  const big = { resourceType: 'Observation', id: 'big', status: 'final', code: { text: 'big' }, valueString: text }
+  expect((await s.fhirFetch('/Observation/big', { method: 'PUT', json: big })).status).toBe(201)
+  const stored = (await (await s.fhirFetch('/Observation/big')).json()) as any
+  const [{ now }] = await s.sql<{ now: string }[]>`select now()::text as now`
+  const scan = await exportScan(s.sql, { level: 'system', typeFilters: [] }, ['Observation'], now, 'http://localhost/fhir')
+  const page = await scan.page('0', 2000, PAGE_BYTES)
+  expect(page.rows.map((r) => [r.id, r.content, r.size > LARGE_ROW_BYTES])).toEqual([['big', null, true]])
+
+  // Written more than SETTLE_MS before the kick-off: not a late row, whose chunks the job writes again
+  // once transactionTime has settled, from the row read whole.
+  await Bun.sleep(SETTLE_MS + 200)
+  const statusUrl = await kickOff(s, '/$export?_type=Observation')
+  const manifest = await manifestOf(statusUrl)
+  const jobId = new URL(statusUrl).searchParams.get('_jobId')
+  const chunks = await s.sql<{ bytes: number }[]>`select octet_length(data) as bytes from bulk_chunk where job_id = ${jobId} order by file_id, n`
+  expect(chunks.length).toBe(4) // 12.5 MB in slices of 4 MB
+  // A slice that cuts a character leaves its first bytes to the next one: that chunk is a little short.
+  for (const c of chunks) expect(c.bytes).toBeLessThanOrEqual(4 * MB + 3)
+  expect(chunks.slice(0, -1).some((c) => c.bytes < 4 * MB)).toBe(true)
+  const [line] = (await exportedByType(manifest)).get('Observation') ?? []
+  expect(line).toEqual(stored)
+
+  // `_elements` parses the row: read whole, as before.
+  const subset = await manifestOf(await kickOff(s, '/$export?_type=Observation&_elements=status'))
+  const [shaped] = (await exportedByType(subset)).get('Observation') ?? []
+  expect(shaped.status).toBe('final')
+  expect(shaped.valueString).toBeUndefined()
+}, 120_000)

@@ -14,7 +14,7 @@ import { type AdminJobKind, JobCancelled } from '../jobs/admin-job'
 import { BULK_EXPORT, type BulkJobHeader } from './bulk-job'
 import type { ExportParams } from './export-request'
 import { NOT_EXPORTED } from './export-request'
-import { exportScan, type ScanRow } from './export-scan'
+import { exportScan, type PageRow, type ScanRow } from './export-scan'
 import { lateFrom, lateWork, settle, type Unsettled, type UnsettledChunk } from './export-settle'
 import type { BulkFileStore } from './file-store'
 
@@ -60,6 +60,8 @@ const PAGE = 2000
 export const PAGE_BYTES = 16 * 1024 * 1024
 /** Text kept in memory before it is written out as chunks, and a checkpoint taken. */
 const FLUSH_BYTES = 8 * 1024 * 1024
+/** The bytes of one chunk of a large row's text (export-scan.ts LARGE_ROW_BYTES). */
+const SLICE_BYTES = 4 * 1024 * 1024
 /**
  * JavaScript heap growth (since the job started) past which a flush is followed by a full collection
  * rather than a hint: left to itself the heap grows far past what is live (the written text is garbage).
@@ -144,6 +146,44 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           Bun.gc(process.memoryUsage().heapUsed - heapAtStart > FULL_GC_HEAP_GROWTH)
         }
         /**
+         * A large row stored as it is exported: written in slices of its text, each its own chunk, read one
+         * at a time, so that neither the worker nor a download holds it whole (a row of 40 MB held whole
+         * grew the worker by some 450 MB: its message, its text, the file's text, the statement writing
+         * it). The slices and the checkpoint after the row commit together, as a flush's chunks do.
+         */
+        const writeLarge = async (row: PageRow) => {
+          await flush()
+          let file = lastFileOf(cursor.files, row.type)
+          if (!file || (file.bytes > 0 && file.bytes + row.size + 1 > maxFileBytes)) {
+            file = { id: `${row.type}-${cursor.files.filter((f) => f.type === row.type).length + 1}`, type: row.type, count: 0, bytes: 0, chunks: 0 }
+            cursor.files.push(file)
+          }
+          const into = file
+          const write = async (tx?: TxSql) => {
+            const first = into.chunks
+            // A character cut by a slice's end is completed by the next slice's first bytes.
+            const decoder = new TextDecoder('utf-8', { fatal: true })
+            for (let from = 1; ; from += SLICE_BYTES) {
+              const bytes = await scan.slice(row.rid, row.version, from, SLICE_BYTES, tx)
+              const last = bytes.length < SLICE_BYTES
+              const part = decoder.decode(bytes, { stream: !last })
+              const n = into.chunks++
+              await store.putChunk(run.id, into.id, n, last ? `${part}\n` : part, tx)
+              const mine = n === first ? { count: 1, bytes: row.size + 1 } : { count: 0, bytes: 0 }
+              cursor.unsettled?.chunks.push({ fileId: into.id, n, type: row.type, after: flushedAfter, upTo: row.rid, ...mine })
+              if (last) break
+            }
+            into.count++
+            into.bytes += row.size + 1
+            cursor.exported++
+            cursor.after = row.rid
+            await run.checkpoint({ cursor, processed: cursor.exported }, tx)
+          }
+          if (store.inDatabase) await run.sql.begin((tx) => write(tx))
+          else await write()
+          flushedAfter = cursor.after
+        }
+        /**
          * Once settled: what was read before is written out, and the chunks holding rows a late write
          * changed are written again from the rows as they are now; late rows no chunk holds are added.
          */
@@ -190,8 +230,17 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           const { rows, more } = await next
           if (more) next = scan.page(rows[rows.length - 1].rid, PAGE, PAGE_BYTES)
           for (const row of rows) {
-            const text = shape(row)
-            if (text !== undefined) append(row.type, text)
+            if (row.content !== null) {
+              const text = shape(row as ScanRow)
+              if (text !== undefined) append(row.type, text)
+            } else if (shape.asStored(row)) {
+              await writeLarge(row)
+            } else {
+              // A large row that must be parsed (`_elements`, a version from history to check): whole.
+              const [whole] = await scan.rows([row.rid])
+              const text = whole && shape(whole)
+              if (text !== undefined) append(row.type, text)
+            }
             cursor.after = row.rid
             // Written out as soon as FLUSH_BYTES are held, inside a page too: a chunk is what one flush
             // writes, and a download reads a chunk whole. Flushed once a page, a page of 40 resources of
@@ -237,17 +286,19 @@ function lastFileOf(files: ExportFile[], type: string): ExportFile | undefined {
  * `_elements` asks for a subset, or a version read from history must still be checked for the
  * compartment the export covers.
  */
-function rowShaper(p: ExportParams): (row: ScanRow) => string | undefined {
+function rowShaper(p: ExportParams): ((row: ScanRow) => string | undefined) & { asStored(row: Pick<ScanRow, 'type' | 'changed'>): boolean } {
   const elements = elementsByType(p.elements)
   const patients = p.patients ? new Set(p.patients) : undefined
   const codes = patientCompartmentParams()
-  return (row) => {
+  const asStored = (row: Pick<ScanRow, 'type' | 'changed'>) => !elements?.(row.type) && !(row.changed && p.level !== 'system')
+  const shape = (row: ScanRow) => {
+    if (asStored(row)) return row.content
     const subset = elements?.(row.type)
-    if (!subset && !(row.changed && p.level !== 'system')) return row.content
     const resource = parseFhirJson(row.content)
     if (row.changed && p.level !== 'system' && !inCompartment(resource, row, codes.get(row.type) ?? [], patients)) return undefined
     return JSON.stringify(subset ? applySubset(resource, { elements: subset }) : resource)
   }
+  return Object.assign(shape, { asStored })
 }
 
 /** The compartment test of export-scan.ts, on a version read from history (its index rows are gone). */

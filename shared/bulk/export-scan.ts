@@ -7,7 +7,7 @@
 // during the export is filtered as it is now.
 // https://hl7.org/fhir/uv/bulkdata/STU2/export.html (transactionTime: "SHALL include any matching
 // resources modified up to and including this instant")
-import type { Sql } from '../db/client'
+import type { Sql, TxSql } from '../db/client'
 import { type Fragment, join } from '../db/fragments'
 import { patientCompartmentLinks } from '../fhir/search/query/compartment'
 import { parseSearch } from '../fhir/search/query/parse'
@@ -24,11 +24,26 @@ export interface ScanRow {
   changed: boolean
 }
 
+/**
+ * A row of a page: the text of a large one (over LARGE_ROW_BYTES) is not read with the page (null), but
+ * in slices of its version (`slice`), or whole with `rows` when it must be parsed.
+ */
+export interface PageRow extends Omit<ScanRow, 'content'> {
+  content: string | null
+  /** The stored text's size in bytes. */
+  size: number
+  /** The version the row is as of transactionTime. */
+  version: string
+}
+
 /** A keyset page: its rows, and whether rows may follow (it was cut by its count or by its bytes). */
 export interface ScanPage {
-  rows: ScanRow[]
+  rows: PageRow[]
   more: boolean
 }
+
+/** Rows whose stored text is larger than this are read in slices, never whole (export-job.ts). */
+export const LARGE_ROW_BYTES = 8 * 1024 * 1024
 
 export interface ExportScan {
   /**
@@ -36,6 +51,13 @@ export interface ExportScan {
    * `maxBytes` (the row that reaches it included, so a page always has one when any is left).
    */
   page(after: string, limit: number, maxBytes: number): Promise<ScanPage>
+  /**
+   * `bytes` bytes from byte `from` (1-based) of the UTF-8 text stored for `rid` at `version` (current or
+   * in history), which may cut a character: empty past its end. Throws when that version is gone
+   * (expunged meanwhile). By bytes, not characters: PostgreSQL finds a character position by reading the
+   * text up to it (a slice at 36 million characters of a 40 MB text took 240 ms, at 38 MB of bytes 51 ms).
+   */
+  slice(rid: string, version: string, from: number, bytes: number, tx?: TxSql): Promise<Uint8Array>
   /** Every row of `type` with a rid in (after, upTo]. */
   range(type: string, after: string, upTo: string): Promise<ScanRow[]>
   /** The rows of these rids. */
@@ -62,10 +84,11 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
     return sql`
         select ${r}.rid::text, ${r}.res_type as type, ${r}.id,
           case when ${r}.last_updated <= ${T}::timestamptz then ${r}.content else h.content end as content,
-          ${r}.last_updated > ${T}::timestamptz as changed, ${r}.rid as k
+          ${r}.last_updated > ${T}::timestamptz as changed, ${r}.rid as k,
+          case when ${r}.last_updated <= ${T}::timestamptz then ${r}.version else h.version end as version
         from resource ${r}
         left join lateral (
-          select h.content, h.last_updated from resource_history h
+          select h.content, h.last_updated, h.version from resource_history h
           where h.rid = ${r}.rid and ${r}.last_updated > ${T}::timestamptz and h.last_updated <= ${T}::timestamptz
           order by h.version desc limit 1
         ) h on true
@@ -83,16 +106,29 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
       // sent. Counted by rows only, a page of 2,000 large resources (DocumentReferences with their
       // attachments inline: 16 MB each is a valid import line) was held whole, twice (the next page is
       // read while one is written).
-      const rows = await sql<(ScanRow & { run: string })[]>`
-        select p.rid, p.type, p.id, p.content, p.changed, p.run::text from (
-          select s.*, sum(octet_length(s.content)) over (order by s.k) as run
+      const rows = await sql<(PageRow & { run: string })[]>`
+        select p.rid, p.type, p.id, p.changed, p.version::text, p.run::text, p.size::int,
+          case when p.size > ${LARGE_ROW_BYTES} then null else p.content end as content
+        from (
+          select s.*, octet_length(s.content) as size, sum(octet_length(s.content)) over (order by s.k) as run
           from (${select(sql`r0.rid > ${after}::bigint and ${ofTypes()}`, limit)}) s
         ) p
-        where p.run - octet_length(p.content) < ${maxBytes}
+        where p.run - p.size < ${maxBytes}
         order by p.k`
       const last = rows[rows.length - 1]
       const more = rows.length === limit || (last !== undefined && Number(last.run) >= maxBytes)
       return { rows, more }
+    },
+    async slice(rid, version, from, bytes, tx) {
+      const q = (tx ?? sql) as Sql
+      const [row] = await q<{ part: Uint8Array }[]>`
+        select substring(convert_to(v.content, 'UTF8') from ${from}::int for ${bytes}::int) as part from (
+          select content from resource where rid = ${rid}::bigint and version = ${version}::int
+          union all
+          select content from resource_history where rid = ${rid}::bigint and version = ${version}::int
+        ) v limit 1`
+      if (!row) throw new Error(`export: version ${version} of resource ${rid} is gone`)
+      return row.part
     },
     range: (type, after, upTo) => sql<ScanRow[]>`${select(sql`r0.rid > ${after}::bigint and r0.rid <= ${upTo}::bigint and r0.res_type = ${type}`)}`,
     rows: (rids) => sql<ScanRow[]>`${select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`)}`,
