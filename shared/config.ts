@@ -59,6 +59,7 @@ export const Env = Type.Object({
   BULK_IMPORT_MAX_LINE_BYTES: Type.Optional(Int),
   BULK_IMPORT_MAX_INPUT_BYTES: Type.Optional(Int),
   BULK_IMPORT_IDLE_TIMEOUT_MS: Type.Optional(Int),
+  BULK_MAX_ACTIVE_PER_KEY: Type.Optional(Int),
   ...LimitsEnv,
 })
 export type Env = Static<typeof Env>
@@ -165,6 +166,8 @@ export interface BulkConfig {
   importMaxInputBytes: number
   /** An input that sends nothing for this long is abandoned (the job fails, resumable). */
   importIdleTimeoutMs: number
+  /** Exports (and, apart, imports) one API key may have queued or running at once; more: 429. */
+  maxActivePerKey: number
 }
 
 export class ConfigError extends Error {}
@@ -236,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       importMaxLineBytes: Number(e.BULK_IMPORT_MAX_LINE_BYTES ?? 16 * 1024 * 1024),
       importMaxInputBytes: Number(e.BULK_IMPORT_MAX_INPUT_BYTES ?? 64 * 1024 ** 3),
       importIdleTimeoutMs: Number(e.BULK_IMPORT_IDLE_TIMEOUT_MS ?? 60_000),
+      maxActivePerKey: Number(e.BULK_MAX_ACTIVE_PER_KEY ?? 4),
     },
     limits: readLimits(e),
   }
@@ -246,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (cfg.jobTakeover.stalledCheckMs !== undefined && cfg.jobTakeover.stalledCheckMs < 100)
     throw new ConfigError('Invalid configuration: JOB_STALLED_CHECK_MS: must be at least 100')
   if (cfg.dbPoolMax < 1) throw new ConfigError('Invalid configuration: DB_POOL_MAX: must be at least 1')
+  if (cfg.bulk.maxActivePerKey < 1) throw new ConfigError('Invalid configuration: BULK_MAX_ACTIVE_PER_KEY: must be at least 1')
   try {
     AllowList.parse(cfg.outboundAllow)
   } catch (err) {

@@ -2,7 +2,7 @@
 // cancel, resume; one BullMQ queue): this module starts them, finds them for their requester, deletes
 // them (cancel plus files) and purges expired ones. A job belongs to the API key that started it: its
 // status and files answer that key only (IG: "requiresAccessToken"), and 404 to any other.
-import type { Sql } from '../db/client'
+import type { Sql, TxSql } from '../db/client'
 import { AppError } from '../errors'
 import { type AdminJobView, adminJob, cancelAdminJob, isJobId, startAdminJob } from '../jobs/admin-job'
 import type { Jobs } from '../jobs/queues'
@@ -25,9 +25,36 @@ export interface BulkJobHeader {
   baseUrl: string
 }
 
-export async function startBulkJob(sql: Sql, jobs: Jobs, kind: BulkKind, params: BulkJobHeader): Promise<string> {
-  return (await startAdminJob(sql, jobs, kind, params)).id
+/**
+ * Starts a bulk job, at most `maxActive` of a kind queued or running for one API key (for one owner:
+ * with authentication disabled, for all): more is 429 with Retry-After, before anything is recorded.
+ * Each export reads, and each import writes, the whole of what it names: without a cap one key could
+ * queue any number and hold every worker and the disk. Kick-offs of one key are serialised by an advisory
+ * lock over the count and the insert, so that a burst of them cannot all pass the count.
+ */
+export async function startBulkJob(sql: Sql, jobs: Jobs, kind: BulkKind, params: BulkJobHeader, maxActive: number): Promise<string> {
+  const admit = async (tx: TxSql) => {
+    await tx`select pg_advisory_xact_lock(hashtext(${`bulk-job ${kind} ${params.owner}`}))`
+    const [{ n }] = await tx<{ n: number }[]>`
+      select count(*)::int as n from admin_job
+      where kind = ${kind} and state in ('queued', 'running') and not cancel_requested
+        and params ->> 'owner' is not distinct from ${params.owner}`
+    if (n >= maxActive) {
+      const what = kind === BULK_EXPORT ? 'exports' : 'imports'
+      throw new AppError(
+        'busy',
+        `Too many ${what} at once: at most ${maxActive} of one API key are queued or running (BULK_MAX_ACTIVE_PER_KEY); wait for one to end, or DELETE its status URL`,
+        {
+          details: { code: 'throttled', status: 429, retryAfter: ACTIVE_RETRY_S, headers: { 'retry-after': String(ACTIVE_RETRY_S) } },
+        },
+      )
+    }
+  }
+  return (await startAdminJob(sql, jobs, kind, params, undefined, admit)).id
 }
+
+/** The Retry-After of a kick-off refused for the jobs a key has running (seconds). */
+const ACTIVE_RETRY_S = 30
 
 /**
  * The job for a status or file request: 404 when it is unknown, of another kind, another key's, deleted

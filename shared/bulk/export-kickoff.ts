@@ -39,7 +39,7 @@ export async function kickOffExport(
   if (params.patients && target.level === 'patient') await assertPatientsExist(ctx, params.patients)
   const [{ now }] = await ctx.repo.sql<{ now: Date }[]>`select now()`
   const job: ExportJobParams = { ...params, ...header, transactionTime: now.toISOString() }
-  return startBulkJob(ctx.repo.sql, jobs, BULK_EXPORT, job)
+  return startBulkJob(ctx.repo.sql, jobs, BULK_EXPORT, job, ctx.config.bulk.maxActivePerKey)
 }
 
 /** The Patients a Group has as members (Group.member.entity), as its current version says. */

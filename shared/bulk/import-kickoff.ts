@@ -51,7 +51,7 @@ export async function kickOffImport(
     else await outbound.checkUrl(input.url)
   }
   const job: ImportJobParams = { ...params, ...header, transactionTime: new Date().toISOString() }
-  return startBulkJob(ctx.repo.sql, jobs, BULK_IMPORT, job)
+  return startBulkJob(ctx.repo.sql, jobs, BULK_IMPORT, job, ctx.config.bulk.maxActivePerKey)
 }
 
 /** The request's parameters; an input URL is an upload of this server (`baseUrl`) or on the allow-list. */

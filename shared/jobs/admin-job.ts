@@ -71,16 +71,34 @@ export interface AdminJobView {
  * Records and enqueues a job; when a queued or running job has the same dedupe key, answers that one
  * instead (`existing: true`).
  */
-export async function startAdminJob(sql: Sql, jobs: Jobs, kind: string, params: unknown, dedupeKey?: string): Promise<{ id: string; existing: boolean }> {
+/**
+ * Records and queues a job. `admit` runs first in the transaction that inserts the row (a check that
+ * must see the jobs already recorded, e.g. a cap per requester, under a lock it takes): it throws to
+ * refuse. The job is queued once the row has committed.
+ */
+export async function startAdminJob(
+  sql: Sql,
+  jobs: Jobs,
+  kind: string,
+  params: unknown,
+  dedupeKey?: string,
+  admit?: (tx: TxSql) => Promise<void>,
+): Promise<{ id: string; existing: boolean }> {
   const id = crypto.randomUUID()
-  const [row] = await sql<{ id: string }[]>`
-    insert into admin_job (id, kind, params, dedupe_key) values (${id}, ${kind}, ${sql.json(params as never)}, ${dedupeKey ?? null})
+  const insert = (q: Sql) => q<{ id: string }[]>`
+    insert into admin_job (id, kind, params, dedupe_key) values (${id}, ${kind}, ${q.json(params as never)}, ${dedupeKey ?? null})
     on conflict (dedupe_key) where state in ('queued', 'running') do nothing
     returning id`
+  const [row] = admit
+    ? await sql.begin(async (tx) => {
+        await admit(tx)
+        return insert(tx as unknown as Sql)
+      })
+    : await insert(sql)
   if (!row) {
     const [existing] = await sql<{ id: string }[]>`select id from admin_job where dedupe_key = ${dedupeKey ?? null} and state in ('queued', 'running')`
     if (existing) return { id: existing.id, existing: true }
-    return startAdminJob(sql, jobs, kind, params, dedupeKey) // it finished in between
+    return startAdminJob(sql, jobs, kind, params, dedupeKey, admit) // it finished in between
   }
   await jobs.enqueue(AdminJob, { jobId: id }, { jobId: id })
   return { id, existing: false }
