@@ -223,6 +223,18 @@ describe('Patient- and Group-level export', () => {
     expect(byType.get('Observation')?.every((o) => o.subject.reference === 'Patient/bulk-p2')).toBe(true)
   })
 
+  test('Group/{id}/$export with patient (POST): the named patients that are members, no others', async () => {
+    const body = {
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'patient', valueReference: { reference: 'Patient/bulk-p2' } },
+        { name: 'patient', valueReference: { reference: 'Patient/bulk-p3' } },
+      ],
+    }
+    const byType = await exportedByType(await manifestOf(await kickOff(s, '/Group/bulk-g/$export?_type=Patient', { method: 'POST', json: body })))
+    expect(byType.get('Patient')?.map((p) => p.id)).toEqual(['bulk-p2'])
+  })
+
   test('an unknown patient is 404', async () => {
     const body = { resourceType: 'Parameters', parameter: [{ name: 'patient', valueReference: { reference: 'Patient/nobody' } }] }
     const res = await s.fhirFetch('/Patient/$export', { method: 'POST', json: body, headers: { prefer: 'respond-async' } })

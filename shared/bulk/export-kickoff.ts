@@ -32,7 +32,10 @@ export async function kickOffExport(
   if (target.level === 'group') {
     const members = await groupPatients(ctx, target.id as string)
     params.group = target.id
-    params.patients = params.patients ? params.patients.filter((p) => members.includes(p)) : members
+    if (params.patients) {
+      const inGroup = new Set(members)
+      params.patients = params.patients.filter((p) => inGroup.has(p))
+    } else params.patients = members
   } else if (target.id !== undefined) {
     params.patients = params.patients ? params.patients.filter((p) => p === target.id) : [target.id]
   }
