@@ -92,3 +92,32 @@ test('a row over LARGE_ROW_BYTES is written in slices of its stored text, each a
   expect(shaped.status).toBe('final')
   expect(shaped.valueString).toBeUndefined()
 }, 120_000)
+
+test('a large row written just before the kick-off (late until transactionTime settles) is written in slices too', async () => {
+  // A transaction open from before the write until after the kick-off: the export takes every row written
+  // since it began as late (export-settle.ts lateFrom), and waits for it before it settles.
+  let release = () => {}
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const held = s.sql.begin(async (tx) => {
+    await tx`select 1`
+    await gate
+  })
+  await Bun.sleep(50)
+  const late = { resourceType: 'Observation', id: 'big-late', status: 'final', code: { text: 'late' }, valueString: 'a\u{1F600}'.repeat(2 * MB) }
+  expect((await s.fhirFetch('/Observation/big-late', { method: 'PUT', json: late })).status).toBe(201)
+  const stored = (await (await s.fhirFetch('/Observation/big-late')).json()) as any
+  const statusUrl = await kickOff(s, '/$export?_type=Observation')
+  await Bun.sleep(1500) // the job reads its page before the transaction ends
+  release()
+  await held
+  const manifest = await manifestOf(statusUrl)
+  const jobId = new URL(statusUrl).searchParams.get('_jobId')
+  const chunks = await s.sql<{ bytes: number }[]>`select octet_length(data) as bytes from bulk_chunk where job_id = ${jobId} order by file_id, n`
+  // Rewritten from the row read whole once settled, it was one chunk of 10 MB and empty ones.
+  for (const c of chunks) expect(c.bytes).toBeLessThanOrEqual(4 * MB + 3)
+  const lines = (await exportedByType(manifest)).get('Observation') ?? []
+  expect(lines.map((l) => l.id).sort()).toEqual(['big', 'big-late'])
+  expect(lines.find((l) => l.id === 'big-late')).toEqual(stored)
+}, 120_000)

@@ -151,7 +151,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
          * grew the worker by some 450 MB: its message, its text, the file's text, the statement writing
          * it). The slices and the checkpoint after the row commit together, as a flush's chunks do.
          */
-        const writeLarge = async (row: PageRow) => {
+        const writeLarge = async (row: PageRow, advance: boolean) => {
           await flush()
           let file = lastFileOf(cursor.files, row.type)
           if (!file || (file.bytes > 0 && file.bytes + row.size + 1 > maxFileBytes)) {
@@ -176,7 +176,7 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
             into.count++
             into.bytes += row.size + 1
             cursor.exported++
-            cursor.after = row.rid
+            if (advance) cursor.after = row.rid
             await run.checkpoint({ cursor, processed: cursor.exported }, tx)
           }
           if (store.inDatabase) await run.sql.begin((tx) => write(tx))
@@ -218,8 +218,19 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           if (store.inDatabase) await run.sql.begin((tx) => write(tx))
           else await write()
           if (work.uncovered.length === 0) return
-          for (const row of await scan.rows(work.uncovered)) {
-            const text = shape(row)
+          for (const row of await scan.sized(work.uncovered)) await add(row, false)
+        }
+        /** A row read: appended, or a large one written in slices (`advance`: the cursor moves to it). */
+        const add = async (row: PageRow, advance: boolean) => {
+          if (row.content !== null) {
+            const text = shape(row as ScanRow)
+            if (text !== undefined) append(row.type, text)
+          } else if (shape.asStored(row)) {
+            await writeLarge(row, advance)
+          } else {
+            // A large row that must be parsed (`_elements`, a version from history to check): whole.
+            const [whole] = await scan.rows([row.rid])
+            const text = whole && shape(whole)
             if (text !== undefined) append(row.type, text)
           }
         }
@@ -229,18 +240,18 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
         for (;;) {
           const { rows, more } = await next
           if (more) next = scan.page(rows[rows.length - 1].rid, PAGE, PAGE_BYTES)
+          let reread = false
           for (const row of rows) {
-            if (row.content !== null) {
-              const text = shape(row as ScanRow)
-              if (text !== undefined) append(row.type, text)
-            } else if (shape.asStored(row)) {
-              await writeLarge(row)
-            } else {
-              // A large row that must be parsed (`_elements`, a version from history to check): whole.
-              const [whole] = await scan.rows([row.rid])
-              const text = whole && shape(whole)
-              if (text !== undefined) append(row.type, text)
+            if (row.content === null && cursor.unsettled && shape.asStored(row)) {
+              // Slices cannot be rewritten once transactionTime settles (a late row's chunks are written
+              // again from the row read whole): settle first, then read on from here again.
+              await settling
+              await next?.catch(() => {})
+              await resolveLate(cursor.unsettled)
+              reread = true
+              break
             }
+            await add(row, true)
             cursor.after = row.rid
             // Written out as soon as FLUSH_BYTES are held, inside a page too: a chunk is what one flush
             // writes, and a download reads a chunk whole. Flushed once a page, a page of 40 resources of
@@ -250,6 +261,10 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
                 await next.catch(() => {}) // not left unhandled
                 throw err
               })
+          }
+          if (reread) {
+            next = scan.page(cursor.after, PAGE, PAGE_BYTES)
+            continue
           }
           if (cursor.unsettled && (settled || !more)) {
             await settling

@@ -62,6 +62,8 @@ export interface ExportScan {
   range(type: string, after: string, upTo: string): Promise<ScanRow[]>
   /** The rows of these rids. */
   rows(rids: string[]): Promise<ScanRow[]>
+  /** The rows of these rids as a page has them: a large one without its text. */
+  sized(rids: string[]): Promise<PageRow[]>
   /** Resources of the export's types with a rid up to `upTo` whose current version is from `lateFrom` on. */
   lateRows(lateFrom: string, upTo: string): Promise<{ rid: string; type: string }[]>
 }
@@ -132,6 +134,11 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
     },
     range: (type, after, upTo) => sql<ScanRow[]>`${select(sql`r0.rid > ${after}::bigint and r0.rid <= ${upTo}::bigint and r0.res_type = ${type}`)}`,
     rows: (rids) => sql<ScanRow[]>`${select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`)}`,
+    sized: (rids) => sql<PageRow[]>`
+      select s.rid, s.type, s.id, s.changed, s.version::text, octet_length(s.content)::int as size,
+        case when octet_length(s.content) > ${LARGE_ROW_BYTES} then null else s.content end as content
+      from (${select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`)}) s
+      order by s.k`,
     lateRows: (lateFrom, upTo) =>
       sql<{ rid: string; type: string }[]>`
         select rid::text, res_type as type from resource r0

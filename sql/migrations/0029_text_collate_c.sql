@@ -28,6 +28,7 @@ declare
   defs text[];
   def text;
   ix regclass;
+  analysed boolean;
 begin
   for t in
     select a.attrelid as rel,
@@ -45,6 +46,9 @@ begin
       and a.atttypid = 'text'::regtype and a.attcollation <> '"C"'::regcollation
     group by a.attrelid
   loop
+    -- A change of type drops the columns' statistics: a table that had some is analysed again after it
+    -- (one that never had any stays so, as the plans of a fresh load expect).
+    analysed := exists (select 1 from pg_statistic s where s.starelid = t.rel);
     -- The indexes that no constraint owns, in creation order: dropped, then made again after the change.
     select coalesce(array_agg(pg_get_indexdef(i.indexrelid) order by i.indexrelid), '{}') into defs
     from pg_index i
@@ -59,5 +63,8 @@ begin
     foreach def in array defs loop
       execute def;
     end loop;
+    if analysed then
+      execute format('analyze %s', t.rel::regclass);
+    end if;
   end loop;
 end $$;
