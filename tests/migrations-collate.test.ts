@@ -1,39 +1,18 @@
 // Migration 0029 (text columns in collation "C") over a database that holds data and statistics: a change
 // of a column's type drops its statistics, so a table that had some is analysed again; one never analysed
 // stays without any (the plans of a fresh load expect none).
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createSql, type Sql } from '../shared/db/client'
+import { beforeAll, expect, test } from 'bun:test'
+import type { Sql } from '../shared/db/client'
 import { migrate } from '../shared/db/migrate'
+import { MIGRATION_FILES as FILES, useEmptyDatabase } from './test-database'
 
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const dbName = `test_migcoll_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-const DIR = join(import.meta.dir, '..', 'sql', 'migrations')
-const FILES = readdirSync(DIR)
-  .filter((f) => f.endsWith('.sql'))
-  .sort()
+const db = useEmptyDatabase('test_migcoll')
 let sql: Sql
 let before: string
 
-beforeAll(async () => {
-  const admin = createSql(PG, { max: 1 })
-  await admin`create database ${admin(dbName)}`
-  await admin.end()
-  const u = new URL(PG)
-  u.pathname = `/${dbName}`
-  sql = createSql(u.toString(), { max: 1 })
-  before = mkdtempSync(join(tmpdir(), 'migrations-'))
-  for (const f of FILES.filter((f) => f < '0029')) copyFileSync(join(DIR, f), join(before, f))
-})
-
-afterAll(async () => {
-  await sql?.end()
-  rmSync(before, { recursive: true, force: true })
-  const admin = createSql(PG, { max: 1 })
-  await admin`drop database if exists ${admin(dbName)} with (force)`
-  await admin.end()
+beforeAll(() => {
+  sql = db.pool()
+  before = db.migrationsBefore('0029')
 })
 
 test('0029 analyses again the tables that had statistics, and only those', async () => {

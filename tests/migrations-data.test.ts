@@ -1,40 +1,18 @@
 // Migrations over a database that already holds data: 0015 gives existing token rows the Patient their
 // resource references, and 0016 and 0017 compress resource content and a transaction job's recorded
 // results with lz4 where PostgreSQL has it.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createSql, type Sql } from '../shared/db/client'
+import { beforeAll, expect, test } from 'bun:test'
+import type { Sql } from '../shared/db/client'
 import { migrate } from '../shared/db/migrate'
+import { MIGRATION_FILES as FILES, useEmptyDatabase } from './test-database'
 
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const dbName = `test_migdata_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-const DIR = join(import.meta.dir, '..', 'sql', 'migrations')
-const FILES = readdirSync(DIR)
-  .filter((f) => f.endsWith('.sql'))
-  .sort()
+const db = useEmptyDatabase('test_migdata')
 let sql: Sql
 let before: string
 
-beforeAll(async () => {
-  const admin = createSql(PG, { max: 1 })
-  await admin`create database ${admin(dbName)}`
-  await admin.end()
-  const u = new URL(PG)
-  u.pathname = `/${dbName}`
-  sql = createSql(u.toString(), { max: 1 })
-  // the schema as it was before 0015
-  before = mkdtempSync(join(tmpdir(), 'migrations-'))
-  for (const f of FILES.filter((f) => f < '0015')) copyFileSync(join(DIR, f), join(before, f))
-})
-
-afterAll(async () => {
-  await sql?.end()
-  rmSync(before, { recursive: true, force: true })
-  const admin = createSql(PG, { max: 1 })
-  await admin`drop database if exists ${admin(dbName)} with (force)`
-  await admin.end()
+beforeAll(() => {
+  sql = db.pool()
+  before = db.migrationsBefore('0015') // the schema as it was before 0015
 })
 
 test('0015 fills the patient of existing token rows from their resource’s references; 0016 and 0017 set lz4', async () => {

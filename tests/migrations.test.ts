@@ -1,37 +1,21 @@
 // Migrations under the advisory lock: two nodes migrating a fresh database at once both succeed and
 // every file is applied exactly once.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSql, type Sql } from '../shared/db/client'
+import type { Sql } from '../shared/db/client'
 import { migrate } from '../shared/db/migrate'
+import { MIGRATION_FILES as FILES, useEmptyDatabase } from './test-database'
 
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const dbName = `test_mig_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-const FILES = readdirSync(join(import.meta.dir, '..', 'sql', 'migrations'))
-  .filter((f) => f.endsWith('.sql'))
-  .sort()
-
+const db = useEmptyDatabase('test_mig')
+const slow = useEmptyDatabase('test_mig_slow')
 let a: Sql
 let b: Sql
 
-beforeAll(async () => {
-  const admin = createSql(PG, { max: 1 })
-  await admin`create database ${admin(dbName)}`
-  await admin.end()
-  const u = new URL(PG)
-  u.pathname = `/${dbName}`
-  a = createSql(u.toString(), { max: 2 })
-  b = createSql(u.toString(), { max: 2 })
-})
-
-afterAll(async () => {
-  await a?.end()
-  await b?.end()
-  const admin = createSql(PG, { max: 1 })
-  await admin`drop database if exists ${admin(dbName)} with (force)`
-  await admin.end()
+beforeAll(() => {
+  a = db.pool({ max: 2 })
+  b = db.pool({ max: 2 })
 })
 
 test('two concurrent migrate() calls on a fresh database both succeed, each file applied once', async () => {
@@ -65,22 +49,13 @@ test('every text column of the schema compares in collation "C" (0029): a later 
 test('migrations run without the pool statement budget: a long one finishes, a node waiting for the lock waits', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mig-'))
   writeFileSync(join(dir, '0001_slow.sql'), 'select pg_sleep(0.6);')
-  const u = new URL(PG)
-  const slowDb = `${dbName}_slow`
-  const admin = createSql(PG, { max: 1 })
-  await admin`create database ${admin(slowDb)}`
-  u.pathname = `/${slowDb}`
   // Budgets as a search node's (runtime.ts): shorter than the migration.
-  const x = createSql(u.toString(), { max: 1, statementTimeoutMs: 200 })
-  const y = createSql(u.toString(), { max: 1, statementTimeoutMs: 200 })
+  const x = slow.pool({ max: 1, statementTimeoutMs: 200 })
+  const y = slow.pool({ max: 1, statementTimeoutMs: 200 })
   try {
     const [fromX, fromY] = await Promise.all([migrate(x, dir), migrate(y, dir)])
     expect([...fromX, ...fromY]).toEqual(['0001_slow.sql'])
   } finally {
-    await x.end()
-    await y.end()
-    await admin`drop database if exists ${admin(slowDb)} with (force)`
-    await admin.end()
     rmSync(dir, { recursive: true, force: true })
   }
 })

@@ -3,14 +3,20 @@
 // suite's servers. The template is built once per set of migrations (its name carries their hash) and
 // kept for the next run; the server's start still runs migrate(), which then finds nothing to apply.
 // tests/migrations*.test.ts start from empty databases.
+import { afterAll, beforeAll } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSql } from '../shared/db/client'
+import { createSql, type Sql } from '../shared/db/client'
 import { migrate } from '../shared/db/migrate'
 
 export const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const MIGRATIONS = join(import.meta.dir, '..', 'sql', 'migrations')
+/** The migration files, in the order migrate() applies them. */
+export const MIGRATION_FILES = readdirSync(MIGRATIONS)
+  .filter((f) => f.endsWith('.sql'))
+  .sort()
 
 /** The URL of database `name` on the tests' PostgreSQL. */
 export function databaseUrl(name: string): string {
@@ -28,6 +34,39 @@ export async function createMigratedDatabase(name: string): Promise<void> {
 /** Drops database `name`, closing its connections. */
 export async function dropDatabase(name: string): Promise<void> {
   await withAdmin((admin) => admin`drop database if exists ${admin(name)} with (force)`)
+}
+
+/**
+ * An empty database (no migration applied) for one test file: created before its tests, dropped after
+ * them with the pools opened on it (`pool`, in a hook or a test) and the folders `migrationsBefore` made
+ * (the migrations before a file, to migrate a database as it was then).
+ */
+export function useEmptyDatabase(prefix: string): {
+  pool(opts?: Parameters<typeof createSql>[1]): Sql
+  migrationsBefore(file: string): string
+} {
+  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const pools: Sql[] = []
+  const dirs: string[] = []
+  beforeAll(() => withAdmin((admin) => admin`create database ${admin(name)}`))
+  afterAll(async () => {
+    for (const p of pools) await p.end()
+    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+    await dropDatabase(name)
+  })
+  return {
+    pool(opts = { max: 1 }) {
+      const p = createSql(databaseUrl(name), opts)
+      pools.push(p)
+      return p
+    },
+    migrationsBefore(file) {
+      const dir = mkdtempSync(join(tmpdir(), 'migrations-'))
+      for (const f of MIGRATION_FILES.filter((f) => f < file)) copyFileSync(join(MIGRATIONS, f), join(dir, f))
+      dirs.push(dir)
+      return dir
+    },
+  }
 }
 
 let template: Promise<string> | undefined
