@@ -1,11 +1,13 @@
 // Worker memory of an $export of large resources (issue 19): `count` DocumentReferences with `mb` MB of
 // attachment data inline each, exported by type from a fresh database (API node and worker processes, the
 // cluster form, files in PostgreSQL). Prints the worker's peak RSS growth over its idle RSS and the time.
-// Usage: bun run bench/export-large.ts [count=60] [mb=4]   (BENCH_TREE=<checkout> runs another tree's processes)
+// Usage: bun run bench/export-large.ts [count=60] [mb=4] [extra query, e.g. _elements=status]
+//   (BENCH_TREE=<checkout> runs another tree's processes)
 import { BENCH_KEY, bulkManifest, rssPeak, startBenchServer, startBenchWorker } from './server'
 
 const count = Number(process.argv[2] ?? 60)
 const mb = Number(process.argv[3] ?? 4)
+const extra = process.argv[4] ? `&${process.argv[4]}` : ''
 const headers = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/fhir+json' }
 const server = await startBenchServer(18095)
 const worker = await startBenchWorker(server)
@@ -20,7 +22,7 @@ try {
   await Bun.sleep(1000)
   const rss = rssPeak(worker.pid)
   const t0 = performance.now()
-  const kick = await fetch(`${server.base}/fhir/$export?_type=DocumentReference`, { headers: { ...headers, prefer: 'respond-async' } })
+  const kick = await fetch(`${server.base}/fhir/$export?_type=DocumentReference${extra}`, { headers: { ...headers, prefer: 'respond-async' } })
   if (kick.status !== 202) throw new Error(`kick-off: ${kick.status} ${await kick.text()}`)
   const { manifest, seconds } = await bulkManifest(kick.headers.get('content-location') as string, headers, t0)
   const peak = rss.stop()
