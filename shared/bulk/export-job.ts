@@ -60,8 +60,6 @@ const PAGE = 2000
 export const PAGE_BYTES = 16 * 1024 * 1024
 /** Text kept in memory before it is written out as chunks, and a checkpoint taken. */
 const FLUSH_BYTES = 8 * 1024 * 1024
-/** The bytes of one chunk of a large row's text (export-scan.ts LARGE_ROW_BYTES). */
-const SLICE_BYTES = 4 * 1024 * 1024
 /**
  * JavaScript heap growth (since the job started) past which a flush is followed by a full collection
  * rather than a hint: left to itself the heap grows far past what is live (the written text is garbage).
@@ -161,17 +159,11 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
           const into = file
           const write = async (tx?: TxSql) => {
             const first = into.chunks
-            // A character cut by a slice's end is completed by the next slice's first bytes.
-            const decoder = new TextDecoder('utf-8', { fatal: true })
-            for (let from = 1; ; from += SLICE_BYTES) {
-              const bytes = await scan.slice(row.rid, row.version, from, SLICE_BYTES, tx)
-              const last = bytes.length < SLICE_BYTES
-              const part = decoder.decode(bytes, { stream: !last })
+            for await (const { text, last } of scan.slices(row, tx)) {
               const n = into.chunks++
-              await store.putChunk(run.id, into.id, n, last ? `${part}\n` : part, tx)
+              await store.putChunk(run.id, into.id, n, last ? `${text}\n` : text, tx)
               const mine = n === first ? { count: 1, bytes: row.size + 1 } : { count: 0, bytes: 0 }
               cursor.unsettled?.chunks.push({ fileId: into.id, n, type: row.type, after: flushedAfter, upTo: row.rid, ...mine })
-              if (last) break
             }
             into.count++
             into.bytes += row.size + 1
@@ -232,20 +224,11 @@ export function exportJobKind(store: BulkFileStore, maxFileBytes: number): Admin
             // read whole, but by slices (one message of the whole row held it three times over), and
             // what parsing it left collected before the next (8 rows of 40 MB with `_elements` grew the
             // worker by 445-504 MB).
-            const text = shape({ ...row, content: await readLarge(row) })
+            const parts: string[] = []
+            for await (const { text } of scan.slices(row)) parts.push(text)
+            const text = shape({ ...row, content: parts.join('') })
             if (text !== undefined) append(row.type, text)
             Bun.gc(true)
-          }
-        }
-        /** The whole text of a large row's version, read in slices. */
-        const readLarge = async (row: PageRow): Promise<string> => {
-          const decoder = new TextDecoder('utf-8', { fatal: true })
-          const parts: string[] = []
-          for (let from = 1; ; from += SLICE_BYTES) {
-            const bytes = await scan.slice(row.rid, row.version, from, SLICE_BYTES)
-            const last = bytes.length < SLICE_BYTES
-            parts.push(decoder.decode(bytes, { stream: !last }))
-            if (last) return parts.join('')
           }
         }
         // The next page is asked for as soon as this one has come (its keyset start is this one's last

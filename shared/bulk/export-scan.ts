@@ -26,7 +26,7 @@ export interface ScanRow {
 
 /**
  * A row of a page: the text of a large one (over LARGE_ROW_BYTES) is not read with the page (null), but
- * in slices of its version (`slice`), or whole with `rows` when it must be parsed.
+ * in slices of its version (`slices`).
  */
 export interface PageRow extends Omit<ScanRow, 'content'> {
   content: string | null
@@ -42,8 +42,10 @@ export interface ScanPage {
   more: boolean
 }
 
-/** Rows whose stored text is larger than this are read in slices, never whole (export-job.ts). */
+/** Rows whose stored text is larger than this are read in slices, never with their page (export-job.ts). */
 export const LARGE_ROW_BYTES = 8 * 1024 * 1024
+/** The bytes of one slice of a large row's text. */
+const SLICE_BYTES = 4 * 1024 * 1024
 
 export interface ExportScan {
   /**
@@ -52,16 +54,15 @@ export interface ExportScan {
    */
   page(after: string, limit: number, maxBytes: number): Promise<ScanPage>
   /**
-   * `bytes` bytes from byte `from` (1-based) of the UTF-8 text stored for `rid` at `version` (current or
-   * in history), which may cut a character: empty past its end. Throws when that version is gone
-   * (expunged meanwhile). By bytes, not characters: PostgreSQL finds a character position by reading the
-   * text up to it (a slice at 36 million characters of a 40 MB text took 240 ms, at 38 MB of bytes 51 ms).
+   * The text stored for a row at its version (current or in history), in slices of SLICE_BYTES read one
+   * at a time, `last` on the final one; a character a slice's end cuts is completed by the next. Throws
+   * when that version is gone (expunged meanwhile). By bytes, not characters: PostgreSQL finds a
+   * character position by reading the text up to it (a slice at 36 million characters of a 40 MB text
+   * took 240 ms, at 38 MB of bytes 51 ms).
    */
-  slice(rid: string, version: string, from: number, bytes: number, tx?: TxSql): Promise<Uint8Array>
+  slices(row: Pick<PageRow, 'rid' | 'version'>, tx?: TxSql): AsyncGenerator<{ text: string; last: boolean }>
   /** Every row of `type` with a rid in (after, upTo]. */
   range(type: string, after: string, upTo: string): Promise<ScanRow[]>
-  /** The rows of these rids. */
-  rows(rids: string[]): Promise<ScanRow[]>
   /** The rows of these rids as a page has them: a large one without its text. */
   sized(rids: string[]): Promise<PageRow[]>
   /** Resources of the export's types with a rid up to `upTo` whose current version is from `lateFrom` on. */
@@ -101,44 +102,50 @@ export async function exportScan(sql: Sql, p: ExportParams, types: readonly stri
         ${limit === undefined ? sql`` : sql`limit ${limit}`}`
   }
   const ofTypes = () => sql`r0.res_type = any(${types as string[]}::text[])`
+  /**
+   * The rows `where` selects as a page has them: each text's size and the running size in rid order
+   * (octet_length reads a stored, compressed or out-of-line, value's size from its header), a large row
+   * without its text, and with `maxBytes` none past the row whose running size reaches it, so that the
+   * rows past a page's budget are never decompressed or sent.
+   */
+  const sized = (where: Fragment, limit?: number, maxBytes?: number) =>
+    sql<(PageRow & { run: string })[]>`
+      select p.rid, p.type, p.id, p.changed, p.version::text, p.run::text, p.size::int,
+        case when p.size > ${LARGE_ROW_BYTES} then null else p.content end as content
+      from (
+        select s.*, octet_length(s.content) as size, sum(octet_length(s.content)) over (order by s.k) as run
+        from (${select(where, limit)}) s
+      ) p
+      ${maxBytes === undefined ? sql`` : sql`where p.run - p.size < ${maxBytes}`}
+      order by p.k`
   return {
     async page(after, limit, maxBytes) {
-      // The running size of the rows' text, in rid order: octet_length reads a stored (compressed or
-      // out-of-line) value's size from its header, so the rows past the budget are never decompressed or
-      // sent. Counted by rows only, a page of 2,000 large resources (DocumentReferences with their
-      // attachments inline: 16 MB each is a valid import line) was held whole, twice (the next page is
-      // read while one is written).
-      const rows = await sql<(PageRow & { run: string })[]>`
-        select p.rid, p.type, p.id, p.changed, p.version::text, p.run::text, p.size::int,
-          case when p.size > ${LARGE_ROW_BYTES} then null else p.content end as content
-        from (
-          select s.*, octet_length(s.content) as size, sum(octet_length(s.content)) over (order by s.k) as run
-          from (${select(sql`r0.rid > ${after}::bigint and ${ofTypes()}`, limit)}) s
-        ) p
-        where p.run - p.size < ${maxBytes}
-        order by p.k`
+      // Counted by rows only, a page of 2,000 large resources (DocumentReferences with their attachments
+      // inline: 16 MB each is a valid import line) was held whole, twice (the next page is read while one
+      // is written).
+      const rows = await sized(sql`r0.rid > ${after}::bigint and ${ofTypes()}`, limit, maxBytes)
       const last = rows[rows.length - 1]
       const more = rows.length === limit || (last !== undefined && Number(last.run) >= maxBytes)
       return { rows, more }
     },
-    async slice(rid, version, from, bytes, tx) {
+    async *slices(row, tx) {
       const q = (tx ?? sql) as Sql
-      const [row] = await q<{ part: Uint8Array }[]>`
-        select substring(convert_to(v.content, 'UTF8') from ${from}::int for ${bytes}::int) as part from (
-          select content from resource where rid = ${rid}::bigint and version = ${version}::int
-          union all
-          select content from resource_history where rid = ${rid}::bigint and version = ${version}::int
-        ) v limit 1`
-      if (!row) throw new Error(`export: version ${version} of resource ${rid} is gone`)
-      return row.part
+      const decoder = new TextDecoder('utf-8', { fatal: true })
+      for (let from = 1; ; from += SLICE_BYTES) {
+        const [slice] = await q<{ part: Uint8Array }[]>`
+          select substring(convert_to(v.content, 'UTF8') from ${from}::int for ${SLICE_BYTES}::int) as part from (
+            select content from resource where rid = ${row.rid}::bigint and version = ${row.version}::int
+            union all
+            select content from resource_history where rid = ${row.rid}::bigint and version = ${row.version}::int
+          ) v limit 1`
+        if (!slice) throw new Error(`export: version ${row.version} of resource ${row.rid} is gone`)
+        const last = slice.part.length < SLICE_BYTES
+        yield { text: decoder.decode(slice.part, { stream: !last }), last }
+        if (last) return
+      }
     },
     range: (type, after, upTo) => sql<ScanRow[]>`${select(sql`r0.rid > ${after}::bigint and r0.rid <= ${upTo}::bigint and r0.res_type = ${type}`)}`,
-    rows: (rids) => sql<ScanRow[]>`${select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`)}`,
-    sized: (rids) => sql<PageRow[]>`
-      select s.rid, s.type, s.id, s.changed, s.version::text, octet_length(s.content)::int as size,
-        case when octet_length(s.content) > ${LARGE_ROW_BYTES} then null else s.content end as content
-      from (${select(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`)}) s
-      order by s.k`,
+    sized: (rids) => sized(sql`r0.rid = any(${rids}::bigint[]) and ${ofTypes()}`),
     lateRows: (lateFrom, upTo) =>
       sql<{ rid: string; type: string }[]>`
         select rid::text, res_type as type from resource r0
