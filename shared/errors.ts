@@ -62,6 +62,12 @@ export class AppError extends Error {
   }
 }
 
+/** 429 with Retry-After (seconds) and any other headers of the refusal (each surface renders them). */
+export const throttled = (message: string, retryAfterS: number, headers: Record<string, string> = {}) =>
+  new AppError('busy', message, {
+    details: { code: 'throttled', status: 429, retryAfter: retryAfterS, headers: { ...headers, 'retry-after': String(retryAfterS) } },
+  })
+
 export const invalid = (message: string, expression?: string) =>
   new AppError('invalid', message, {
     issues: [{ severity: 'error', code: 'invalid', diagnostics: message, expression: expression ? [expression] : undefined }],

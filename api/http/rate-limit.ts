@@ -12,7 +12,7 @@
 // by a timer: a timer's wakeup cost Bun ~70 µs of CPU, 20 times a second per node; a timer sends what a
 // node's last requests counted (IDLE_FLUSH_MS after them) when no request comes.
 import type { Config } from '../../shared/config'
-import { AppError } from '../../shared/errors'
+import { type AppError, throttled } from '../../shared/errors'
 import { ClientAddresses } from '../../shared/net/client-address'
 import type { RateCounts } from './rate-counts'
 
@@ -186,7 +186,5 @@ export function surfaceLimiters(deps: { config: Config; rateCounts?: RateCounts 
 
 /** 429 for a refused request, with Retry-After and the limiter's headers (rendered by each surface). */
 export function tooManyRequests(limiter: RateLimiter, d: RateDecision, what: string): AppError {
-  return new AppError('busy', `Too many requests: at most ${d.limit} ${what}; retry after ${d.retryAfterS} s`, {
-    details: { code: 'throttled', status: 429, retryAfter: d.retryAfterS, headers: { ...limiter.headers(d), 'retry-after': String(d.retryAfterS) } },
-  })
+  return throttled(`Too many requests: at most ${d.limit} ${what}; retry after ${d.retryAfterS} s`, d.retryAfterS, limiter.headers(d))
 }

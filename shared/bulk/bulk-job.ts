@@ -3,7 +3,7 @@
 // them (cancel plus files) and purges expired ones. A job belongs to the API key that started it: its
 // status and files answer that key only (IG: "requiresAccessToken"), and 404 to any other.
 import type { Sql, TxSql } from '../db/client'
-import { AppError } from '../errors'
+import { AppError, throttled } from '../errors'
 import { type AdminJobView, adminJob, cancelAdminJob, isJobId, startAdminJob } from '../jobs/admin-job'
 import type { Jobs } from '../jobs/queues'
 import { log } from '../log'
@@ -41,12 +41,9 @@ export async function startBulkJob(sql: Sql, jobs: Jobs, kind: BulkKind, params:
         and params ->> 'owner' is not distinct from ${params.owner}`
     if (n >= maxActive) {
       const what = kind === BULK_EXPORT ? 'exports' : 'imports'
-      throw new AppError(
-        'busy',
+      throw throttled(
         `Too many ${what} at once: at most ${maxActive} of one API key are queued or running (BULK_MAX_ACTIVE_PER_KEY); wait for one to end, or DELETE its status URL`,
-        {
-          details: { code: 'throttled', status: 429, retryAfter: ACTIVE_RETRY_S, headers: { 'retry-after': String(ACTIVE_RETRY_S) } },
-        },
+        ACTIVE_RETRY_S,
       )
     }
   }

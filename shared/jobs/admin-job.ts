@@ -68,11 +68,8 @@ export interface AdminJobView {
 }
 
 /**
- * Records and enqueues a job; when a queued or running job has the same dedupe key, answers that one
- * instead (`existing: true`).
- */
-/**
- * Records and queues a job. `admit` runs first in the transaction that inserts the row (a check that
+ * Records and queues a job; when a queued or running job has the same dedupe key, answers that one
+ * instead (`existing: true`). `admit` runs first in the transaction that inserts the row (a check that
  * must see the jobs already recorded, e.g. a cap per requester, under a lock it takes): it throws to
  * refuse. The job is queued once the row has committed.
  */
