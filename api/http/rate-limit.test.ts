@@ -4,12 +4,41 @@
 // Redis; and two nodes see each other's requests within a flush, refusing beyond the limit.
 import { afterAll, expect, test } from 'bun:test'
 import IORedis from 'ioredis'
-import { RedisRateCounts } from './rate-counts'
+import { type RateCounts, RedisRateCounts } from './rate-counts'
 import { RateLimiter } from './rate-limit'
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const redis = new IORedis(url)
-const counts = new RedisRateCounts(url)
+
+/**
+ * Redis counts that can be waited on: `answered` resolves once every flush sent so far has its answer
+ * (a fixed wait did not do: on a loaded machine a new connection's first flush took longer than 250 ms).
+ * SLOW_REDIS_MS delays each answer, to check that the tests wait for it rather than for a time.
+ */
+class AnsweredCounts implements RateCounts {
+  private readonly inner: RedisRateCounts
+  private sent: Promise<unknown>[] = []
+  constructor(url: string) {
+    this.inner = new RedisRateCounts(url)
+  }
+  add(keys: string[], counts: number[], ttlMs: number): Promise<number[]> {
+    const delay = Number(process.env.SLOW_REDIS_MS ?? 0)
+    const answer = this.inner.add(keys, counts, ttlMs).then(async (totals) => {
+      if (delay > 0) await Bun.sleep(delay)
+      return totals
+    })
+    this.sent.push(answer.catch(() => {}))
+    return answer
+  }
+  async answered(): Promise<void> {
+    while (this.sent.length > 0) await this.sent.shift()
+    await Bun.sleep(0) // the limiter takes the totals in the turn after
+  }
+  close(): void {
+    this.inner.close()
+  }
+}
+const counts = new AnsweredCounts(url)
 const prefix = `rate-limit-test:${process.pid}:${Date.now()}`
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`)
@@ -18,8 +47,11 @@ afterAll(async () => {
   counts.close()
 })
 
-/** Waits past the limiter's flush (FLUSH_MS, 50 ms) and Redis's answer. */
-const flushed = () => Bun.sleep(250)
+/** Waits past the limiter's idle flush (IDLE_FLUSH_MS, 100 ms), then for Redis's answer to every flush sent. */
+async function flushed(...nodes: AnsweredCounts[]): Promise<void> {
+  await Bun.sleep(150)
+  for (const node of nodes.length > 0 ? nodes : [counts]) await node.answered()
+}
 
 test('a flush is one Redis command for all the keys counted since the last', async () => {
   const p = `${prefix}:one`
@@ -64,15 +96,15 @@ test('a window that ended before its flush is still counted in Redis', async () 
 test('two nodes: each counts the other within a flush, and refuses over the limit', async () => {
   const p = `${prefix}:two`
   const opts = { limit: 10, windowMs: 60_000, prefix: p }
-  const other = new RedisRateCounts(url)
+  const other = new AnsweredCounts(url)
   const a = new RateLimiter({ ...opts, counts })
   const b = new RateLimiter({ ...opts, counts: other })
   try {
     for (let i = 0; i < 6; i++) expect(a.take('key').allowed).toBe(true)
-    await flushed()
+    await flushed(counts, other)
     // b has seen nothing itself, but learns a's six at its first flush.
     expect(b.take('key').remaining).toBe(9)
-    await flushed()
+    await flushed(counts, other)
     expect(b.take('key').remaining).toBe(2)
     for (let i = 0; i < 2; i++) expect(b.take('key').allowed).toBe(true)
     const refused = b.take('key')
@@ -80,7 +112,7 @@ test('two nodes: each counts the other within a flush, and refuses over the limi
     expect(refused.retryAfterS).toBeGreaterThanOrEqual(1)
     // a still knows 6 of the cluster's 11: one more within a flush (the bound: FLUSH_MS worth), then refused.
     expect(a.take('key').allowed).toBe(true)
-    await flushed()
+    await flushed(counts, other)
     expect(a.take('key').allowed).toBe(false)
   } finally {
     other.close()
