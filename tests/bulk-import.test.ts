@@ -192,6 +192,15 @@ describe('inputs that cannot be read', () => {
     expect(origin.requests.filter((r) => r.path === '/patients.ndjson' && r.range === null).length).toBe(2) // the redirect was not followed
   })
 
+  test('an input that cannot be read: its error file says why, as its failure does', async () => {
+    const url = `${origin.origin}/nowhere.ndjson`
+    const m = await importAndWait([{ type: 'Patient', url }])
+    expect(m.output[0].failure).toContain('404')
+    const [outcome] = await readNdjson(m.error[0].url)
+    expect(outcome.issue[0].diagnostics).toBe(`The input: ${m.output[0].failure}`)
+    expect(outcome.issue[0].location).toEqual(['Line[0]'])
+  })
+
   test('an input that goes idle is read again from the checkpoint, with Range, without duplicates', async () => {
     const many = Array.from({ length: 3000 }, (_, i) => patient(`imp-idle-${i}`, `Idle${i}`))
     const text = ndjson(many)

@@ -6,6 +6,7 @@
 // inputs. Bad lines go to the job's error rows, rendered into one OperationOutcome NDJSON file per input
 // at the end.
 import type { TxSql } from '../db/client'
+import { AppError } from '../errors'
 import { type AdminJobKind, type AdminJobRun, JobCancelled } from '../jobs/admin-job'
 import { BULK_IMPORT } from './bulk-job'
 import type { BulkFileStore } from './file-store'
@@ -125,7 +126,9 @@ async function importInput(
     progress.failure = message
     progress.done = true
     cursor.input = firstOpen(cursor)
-    await storeErrors(run.sql, run.id, index, cursor, [{ line: 0, outcome: lineOutcome(0, new Error(message)).replace('Line 0: ', 'The input: ') }])
+    // An AppError, so that the error file says why (a plain Error is rendered as "Internal server error").
+    const outcome = lineOutcome(0, new AppError('unprocessable', message)).replace('Line 0: ', 'The input: ')
+    await storeErrors(run.sql, run.id, index, cursor, [{ line: 0, outcome }])
     await run.checkpoint({ cursor, processed: linesOf(cursor) })
   }
   let opened: Awaited<ReturnType<OpenInput>>
