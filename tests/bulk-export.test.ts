@@ -178,6 +178,19 @@ describe('filters', () => {
     expect(new Set(byType.get('Observation')?.map((o) => o.subject.reference))).toEqual(new Set(['Patient/bulk-p1', 'Patient/bulk-p3']))
   })
 
+  test('_typeFilter values joined by commas (IG 1.0 form, which HAPI splits) are each a filter of its own type', async () => {
+    // Each filter is URL-encoded, the comma between them is not; a comma inside a filter stays an OR of values.
+    const joined = [`Observation?code=${LOINC}|8302-2`, 'Patient?_id=bulk-p2,bulk-p3'].map(encodeURIComponent).join(',')
+    const byType = await exportedByType(await manifestOf(await kickOff(s, `/$export?_type=Observation,Patient&_typeFilter=${joined}`)))
+    expect(byType.get('Observation')?.length).toBe(18)
+    expect(
+      byType
+        .get('Patient')
+        ?.map((p) => p.id)
+        .sort(),
+    ).toEqual(['bulk-p2', 'bulk-p3'])
+  })
+
   test('_elements: the named elements, id and meta, tagged SUBSETTED', async () => {
     const byType = await exportedByType(await manifestOf(await kickOff(s, '/$export?_type=Patient&_elements=Patient.gender')))
     for (const p of byType.get('Patient') ?? []) {
@@ -233,6 +246,18 @@ describe('Patient- and Group-level export', () => {
     }
     const byType = await exportedByType(await manifestOf(await kickOff(s, '/Group/bulk-g/$export?_type=Patient', { method: 'POST', json: body })))
     expect(byType.get('Patient')?.map((p) => p.id)).toEqual(['bulk-p2'])
+  })
+
+  test("patient as an absolute reference on this server's base is that patient; on another server's, 400", async () => {
+    const body = (reference: string) => ({ resourceType: 'Parameters', parameter: [{ name: 'patient', valueReference: { reference } }] })
+    const url = await kickOff(s, '/Patient/$export?_type=Patient', { method: 'POST', json: body(`${s.fhir}/Patient/bulk-p3`) })
+    expect((await exportedByType(await manifestOf(url))).get('Patient')?.map((p) => p.id)).toEqual(['bulk-p3'])
+    const other = await s.fhirFetch('/Patient/$export', {
+      method: 'POST',
+      json: body('http://elsewhere.example/fhir/Patient/bulk-p3'),
+      headers: { prefer: 'respond-async' },
+    })
+    expect(other.status).toBe(400)
   })
 
   test('an unknown patient is 404', async () => {

@@ -27,7 +27,7 @@ export async function kickOffExport(
   prefer: string | undefined,
   header: Omit<BulkJobHeader, 'transactionTime'>,
 ): Promise<string> {
-  const params: ExportParams = readExportRequest(input, names, prefer, target.level)
+  const params: ExportParams = readExportRequest(input, names, prefer, target.level, ctx.baseUrl)
   await typeFilters(ctx.repo.sql, params.typeFilters, ctx.baseUrl) // compiled as the job will: its errors are a 400 now
   if (target.level === 'group') {
     const members = await groupPatients(ctx, target.id as string)

@@ -5,9 +5,9 @@
 import { AppError, invalid } from '../errors'
 import { isResourceType } from '../fhir/definitions/resource-types'
 import type { OperationInput } from '../fhir/operations/params'
-import { localTarget } from '../fhir/references'
 import { patientCompartmentTypes } from '../fhir/search/query/compartment'
 import { parseSearch } from '../fhir/search/query/parse'
+import { parseReference } from '../fhir/search/types/reference'
 import { checkAsync, parseLenient } from './prefer'
 
 export type ExportLevel = 'system' | 'patient' | 'group'
@@ -45,7 +45,7 @@ export const NOT_EXPORTED = 'Binary'
  * The kick-off's parameters (query string, or a Parameters body for POST). `prefer` is the request's
  * Prefer header: `respond-async` is required, and `handling=lenient` lets unknown parameters through.
  */
-export function readExportRequest(input: OperationInput, names: string[], prefer: string | undefined, level: ExportLevel): ExportParams {
+export function readExportRequest(input: OperationInput, names: string[], prefer: string | undefined, level: ExportLevel, baseUrl: string): ExportParams {
   checkAsync(prefer, '$export')
   const lenient = parseLenient(prefer)
   for (const name of names) {
@@ -69,7 +69,7 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
   const since = input.string('_since')
   if (since !== undefined && !isInstant(since)) throw invalid(`_since must be a FHIR instant (e.g. 2024-01-01T00:00:00Z), not "${since}"`)
 
-  const typeFilters = input.values('_typeFilter').map(String)
+  const typeFilters = input.values('_typeFilter').flatMap((v) => splitTypeFilters(String(v)))
   if (typeFilters.length > MAX_TYPE_FILTERS) throw new AppError('too-large', `At most ${MAX_TYPE_FILTERS} _typeFilter values per export`)
   for (const f of typeFilters) checkTypeFilter(f, types)
 
@@ -82,7 +82,7 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
 
   const patientValues = input.values('patient')
   if (patientValues.length > MAX_PATIENTS) throw new AppError('too-large', `At most ${MAX_PATIENTS} patient values per export (a Group names more)`)
-  const patients = patientValues.map(patientId)
+  const patients = patientValues.map((v) => patientId(v, baseUrl))
   if (patients.length > 0 && level === 'system') throw invalid('The patient parameter applies to Patient- and Group-level exports only')
   return {
     level,
@@ -100,6 +100,23 @@ function listOf(values: unknown[]): string[] {
     .flatMap((v) => String(v).split(','))
     .map((s) => s.trim())
     .filter(Boolean)
+}
+
+/**
+ * The filters of one `_typeFilter` value: several may be joined by commas (Bulk Data IG 1.0's form, which
+ * HAPI's BulkExportJobParametersBuilder splits too). A comma followed by a resource type and `?` starts
+ * another filter; any other comma is the OR of a criterion's values (`Observation?code=a,b`).
+ */
+function splitTypeFilters(value: string): string[] {
+  const filters: string[] = []
+  let start = 0
+  for (const m of value.matchAll(/,([A-Za-z]+)\?/g)) {
+    if (!isResourceType(m[1])) continue
+    filters.push(value.slice(start, m.index))
+    start = m.index + 1
+  }
+  filters.push(value.slice(start))
+  return filters
 }
 
 // https://hl7.org/fhir/R4/datatypes.html#instant (seconds required, time zone required)
@@ -129,11 +146,12 @@ function checkTypeFilter(filter: string, types: string[]): void {
   parseSearch([type], query, { defaultCount: 1, maxCount: 1 }) // 400 for unknown parameters and bad syntax
 }
 
-/** A `patient` value: a Reference (POST) or `Patient/id` text. */
-function patientId(value: unknown): string {
+/** A `patient` value: a Reference (POST) or `Patient/id` text, relative or on this server's base (as a
+ *  Group's members are read). */
+function patientId(value: unknown, baseUrl: string): string {
   const ref = typeof value === 'string' ? value : (value as { reference?: unknown })?.reference
-  const target = typeof ref === 'string' ? localTarget(ref) : undefined
-  if (!target || target.type !== 'Patient')
+  const target = typeof ref === 'string' ? parseReference(ref, baseUrl) : undefined
+  if (!target?.targetId || target.targetType !== 'Patient')
     throw new AppError('invalid', `Invalid patient parameter: expected a reference to a Patient (Patient/id), got ${JSON.stringify(value)}`)
-  return target.id
+  return target.targetId
 }
