@@ -88,6 +88,27 @@ describe('kick-off errors (400 with an OperationOutcome before anything is queue
     expect((await manifestOf(url)).output.map((o: any) => o.type)).toEqual(['Practitioner'])
   })
 
+  test('a POST body that is not a Parameters resource is 400, not an export of everything', async () => {
+    const res = await s.fhirFetch('/$export', { method: 'POST', json: { resourceType: 'Patient', id: 'x' }, headers: { prefer: 'respond-async' } })
+    expect(res.status).toBe(400)
+    expect((await readJson(res)).issue[0].diagnostics).toContain('Parameters')
+  })
+
+  test.each([
+    ['no value', { name: '_type' }],
+    ['parts instead of a value', { name: '_type', part: [{ name: 'x', valueString: 'Patient' }] }],
+  ])('a Parameters _type with %s is 400 naming _type (not "undefined")', async (_what, parameter) => {
+    const res = await s.fhirFetch('/$export', {
+      method: 'POST',
+      json: { resourceType: 'Parameters', parameter: [parameter] },
+      headers: { prefer: 'respond-async' },
+    })
+    expect(res.status).toBe(400)
+    const diagnostics = (await readJson(res)).issue[0].diagnostics
+    expect(diagnostics).toContain('_type')
+    expect(diagnostics).not.toContain('undefined')
+  })
+
   test('an unknown Group is 404', async () => {
     const res = await s.fhirFetch('/Group/no-such-group/$export', { headers: { prefer: 'respond-async' } })
     expect(res.status).toBe(404)

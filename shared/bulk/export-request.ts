@@ -47,6 +47,7 @@ export const NOT_EXPORTED = 'Binary'
  */
 export function readExportRequest(input: OperationInput, names: string[], prefer: string | undefined, level: ExportLevel, baseUrl: string): ExportParams {
   checkAsync(prefer, '$export')
+  if (input.resource !== undefined) throw invalid('$export takes a Parameters resource as its body (or none)')
   const lenient = parseLenient(prefer)
   for (const name of names) {
     if (!KNOWN.has(name) && !lenient) throw invalid(`Unknown or unsupported $export parameter "${name}"`)
@@ -55,7 +56,7 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
   if (format !== undefined && !FORMATS.has(format))
     throw invalid(`The only allowed format for Bulk Export is currently application/fhir+ndjson (also ndjson and application/ndjson); got "${format}"`)
 
-  const types = listOf(input.values('_type'))
+  const types = listOf(textsOf(input, '_type'))
   for (const t of types) {
     if (!isResourceType(t)) throw invalid(`Resource type ${t} is not a supported resource type!`)
     if (t === NOT_EXPORTED) throw invalid('Bulk export of Binary resources is forbidden')
@@ -69,11 +70,11 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
   const since = input.string('_since')
   if (since !== undefined && !isInstant(since)) throw invalid(`_since must be a FHIR instant (e.g. 2024-01-01T00:00:00Z), not "${since}"`)
 
-  const typeFilters = input.values('_typeFilter').flatMap((v) => splitTypeFilters(String(v)))
+  const typeFilters = textsOf(input, '_typeFilter').flatMap(splitTypeFilters)
   if (typeFilters.length > MAX_TYPE_FILTERS) throw new AppError('too-large', `At most ${MAX_TYPE_FILTERS} _typeFilter values per export`)
   for (const f of typeFilters) checkTypeFilter(f, types)
 
-  const elements = listOf(input.values('_elements'))
+  const elements = listOf(textsOf(input, '_elements'))
   for (const e of elements) {
     const dot = e.indexOf('.')
     if (dot >= 0 && (!isResourceType(e.slice(0, dot)) || e.indexOf('.', dot + 1) >= 0))
@@ -94,10 +95,18 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
   }
 }
 
+/** The values of a text parameter; one without a value (a Parameters part with none, or with parts) is a 400. */
+function textsOf(input: OperationInput, name: string): string[] {
+  return input.values(name).map((v) => {
+    if (typeof v !== 'string') throw invalid(`Parameter ${name} must have a string value`)
+    return v
+  })
+}
+
 /** Comma-separated values, the parameter repeated or not (IG: "repeated parameters"). */
-function listOf(values: unknown[]): string[] {
+function listOf(values: string[]): string[] {
   return values
-    .flatMap((v) => String(v).split(','))
+    .flatMap((v) => v.split(','))
     .map((s) => s.trim())
     .filter(Boolean)
 }
