@@ -184,6 +184,17 @@ describe('filters', () => {
     expect(byType.get('Patient')?.map((p) => p.id)).toEqual(['bulk-p1'])
   })
 
+  test("a '+' a client did not percent-encode (application/fhir+ndjson, a +hh:mm zone) is read as written", async () => {
+    await Bun.sleep(20)
+    const since = new Date().toISOString().replace('Z', '+00:00')
+    await Bun.sleep(20)
+    await put({ resourceType: 'Patient', id: 'bulk-p2', name: [{ family: 'Plus' }], gender: 'female' })
+    // As curl sends them typed by hand: the query string decodes each '+' as a space.
+    const byType = await exportedByType(await manifestOf(await kickOff(s, `/$export?_outputFormat=application/fhir+ndjson&_since=${since}`)))
+    expect([...byType.keys()]).toEqual(['Patient'])
+    expect(byType.get('Patient')?.map((p) => p.id)).toEqual(['bulk-p2'])
+  })
+
   test('_typeFilter selects within its type; other _type types come whole', async () => {
     const filter = encodeURIComponent(`Observation?code=${LOINC}|8302-2`)
     const byType = await exportedByType(await manifestOf(await kickOff(s, `/$export?_type=Observation,Patient&_typeFilter=${filter}`)))

@@ -6,6 +6,7 @@ import { AppError, invalid } from '../errors'
 import { isResourceType } from '../fhir/definitions/resource-types'
 import type { OperationInput } from '../fhir/operations/params'
 import { patientCompartmentTypes } from '../fhir/search/query/compartment'
+import { unencodedPlus } from '../fhir/search/escape'
 import { parseSearch } from '../fhir/search/query/parse'
 import { parseReference } from '../fhir/search/types/reference'
 import { checkAsync, parseLenient } from './prefer'
@@ -52,7 +53,8 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
   for (const name of names) {
     if (!KNOWN.has(name) && !lenient) throw invalid(`Unknown or unsupported $export parameter "${name}"`)
   }
-  const format = input.string('_outputFormat')
+  const formatWritten = input.string('_outputFormat')
+  const format = formatWritten && unencodedPlus(formatWritten)
   if (format !== undefined && !FORMATS.has(format))
     throw invalid(`The only allowed format for Bulk Export is currently application/fhir+ndjson (also ndjson and application/ndjson); got "${format}"`)
 
@@ -67,7 +69,8 @@ export function readExportRequest(input: OperationInput, names: string[], prefer
     if (outside.length > 0) throw invalid(`Resource types ${outside.join(', ')} are not in the Patient compartment, which a ${level}-level export covers`)
   }
 
-  const since = input.string('_since')
+  const sinceWritten = input.string('_since')
+  const since = sinceWritten && unencodedPlus(sinceWritten)
   if (since !== undefined && !isInstant(since)) throw invalid(`_since must be a FHIR instant (e.g. 2024-01-01T00:00:00Z), not "${since}"`)
 
   const typeFilters = textsOf(input, '_typeFilter').flatMap(splitTypeFilters)

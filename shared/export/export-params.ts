@@ -3,6 +3,7 @@
 // invalid-request error naming the parameter (`details.param`; `details.code` for the patient API's envelope).
 import { AppError } from '../errors'
 import { isResourceType } from '../fhir/definitions/resource-types'
+import { unencodedPlus } from '../fhir/search/escape'
 import { dateRange } from '../fhir/search/types/date'
 
 export function parseTypes(values: string[]): string[] | undefined {
@@ -17,8 +18,7 @@ export function parseTypes(values: string[]): string[] | undefined {
 /** The first instant `_since` covers (a date means its first moment, UTC when no zone is given). */
 export function parseSince(value: string | undefined): string | undefined {
   if (value === undefined) return undefined
-  // A `+` zone that was not percent-encoded arrives as a space.
-  const range = dateRange(value.trim().replace(/ /g, '+'))
+  const range = dateRange(unencodedPlus(value.trim()))
   if (!range)
     throw new AppError('invalid', `Invalid _since value "${value}": expected an ISO 8601 date or timestamp`, {
       details: { param: '_since', code: 'invalid_data' },

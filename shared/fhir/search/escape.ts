@@ -23,3 +23,12 @@ export function splitEscaped(value: string, sep: string): string[] {
 export function unescape(value: string): string {
   return value.replace(/\\([\\,$|])/g, '$1')
 }
+
+/**
+ * A query value as written when its `+` was not percent-encoded: form decoding turned it into a space
+ * (`application/fhir+ndjson`, a `+02:00` zone typed into curl). For values that hold no space of their
+ * own (instants, dates, media types); HAPI's DateRangeParam reads dates the same way.
+ */
+export function unencodedPlus(value: string): string {
+  return value.replace(/ /g, '+')
+}

@@ -7,7 +7,7 @@
 // https://hl7.org/fhir/R4/search.html#date
 import type { Sql } from '../../../db/client'
 import { invalid } from '../../../errors'
-import { unescape } from '../escape'
+import { unencodedPlus, unescape } from '../escape'
 import { textColumns } from '../../../db/text-columns'
 import { type Fragment, PREFIX_OPS, registerParamType } from './param-type'
 import type { ExtractContext, TypedValue } from './typed-value'
@@ -166,8 +166,7 @@ export interface DateSearch {
 }
 
 export function parseDateSearch(raw: string, code: string): DateSearch {
-  // A `+` zone that was not percent-encoded arrives as a space (HAPI DateRangeParam does the same).
-  const text = raw.replace(/ /g, '+')
+  const text = unencodedPlus(raw)
   const { prefix, rest, bad } = splitPrefix(text)
   if (bad) throw invalid(`Invalid date/time prefix "${bad}" in value "${raw}" for parameter ${code}`)
   const range = dateRange(rest)
