@@ -141,8 +141,13 @@ describe('endpoint management', () => {
       await call(s, org, '/webhooks', { method: 'POST', json: { url: `${hooks.url}?only=sync`, events: ['records.sync.completed'] } })
     ).json()) as any
     await completeAFlow('hook-filter')
+    // The subscribed endpoint's delivery comes when the delivery job has run (not by a fixed time); then
+    // 300 ms more for a delivery to the other endpoint, had the event been sent to it, to arrive too.
+    const mine = () => hooks.deliveries.filter((d) => d.event.data.object.patient_id === 'hook-filter')
+    await waitFor(async () => (mine().length > 0 ? true : undefined), 15_000, 'the subscribed endpoint’s delivery')
     await Bun.sleep(300)
-    expect(hooks.deliveries.filter((d) => d.event.data.object.patient_id === 'hook-filter')).toHaveLength(1)
+    expect(mine()).toHaveLength(1)
+    expect(mine()[0].event.type).toBe('patient_flow.completed')
     const none = (await (await call(s, org, `/webhooks/${only.id}/events`)).json()) as any
     expect(none.data).toEqual([])
     expect((await (await call(s, org, `/webhooks/${only.id}`, { method: 'DELETE' })).json()) as any).toEqual({
