@@ -21,13 +21,25 @@ const bundle = (family: string) => ({
   ],
 })
 
+// Waits end when their condition holds; their bounds are for a loaded machine (a fixed count of short
+// sleeps, about 1 s, was the whole margin of the key checks below).
 async function finished(statusUrl: string): Promise<Response> {
-  for (let i = 0; i < 100; i++) {
+  for (const until = Date.now() + 20_000; Date.now() < until; await Bun.sleep(50)) {
     const res = await s.fhirFetch(statusUrl.slice(s.fhir.length))
     if (res.status !== 202) return res
-    await Bun.sleep(50)
+    await res.body?.cancel()
   }
   throw new Error('job did not finish')
+}
+
+/** The blob keys matching `pattern`, read until there are `n` of them (or 15 s have passed). */
+async function keysUntil(pattern: string, n: number): Promise<string[]> {
+  let left: string[] = []
+  for (const until = Date.now() + 15_000; Date.now() < until; await Bun.sleep(25)) {
+    left = await redis.keys(pattern)
+    if (left.length === n) break
+  }
+  return left
 }
 
 describe('transaction bundle job payload', () => {
@@ -45,12 +57,7 @@ describe('transaction bundle job payload', () => {
     const found = (await (await s.fhirFetch('/Patient?family=Blobfamily')).json()) as any
     expect(found.total).toBe(1)
     // the 'completed' event that drops the key follows the job's completion closely
-    let left: string[] = []
-    for (let i = 0; i < 40; i++) {
-      left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:${jobId}:*`)
-      if (left.length === 1) break
-      await Bun.sleep(25)
-    }
+    const left = await keysUntil(`${s.config.queuePrefix}:transaction-bundle:blob:${jobId}:*`, 1)
     const resultKey = `${s.config.queuePrefix}:transaction-bundle:blob:${jobId}:result`
     expect(left).toEqual([resultKey])
     // BullMQ holds a pointer; the response Bundle is the key's text, kept as long as the job (an hour)
@@ -87,12 +94,6 @@ describe('transaction bundle job payload', () => {
     const res = await s.fhirFetch('', { method: 'POST', json: bad })
     expect(res.status).toBe(400)
     expect(JSON.stringify(await res.json())).toContain('HAPI-1094')
-    let left: string[] = []
-    for (let i = 0; i < 40; i++) {
-      left = await redis.keys(`${s.config.queuePrefix}:transaction-bundle:blob:*:body`)
-      if (left.length === 0) break
-      await Bun.sleep(25)
-    }
-    expect(left).toEqual([])
+    expect(await keysUntil(`${s.config.queuePrefix}:transaction-bundle:blob:*:body`, 0)).toEqual([])
   })
 })
