@@ -26,7 +26,7 @@ async function runToEnd(p: Proc): Promise<{ code: number | null; out: string }> 
   const timer = setTimeout(() => p.proc.kill('SIGKILL'), 100_000) // a fresh folder's first start took 40 s on the loaded machine
   await p.proc.exited
   clearTimeout(timer)
-  await Bun.sleep(50) // the output drains
+  await p.drained // the output read to its end (a fixed 50 ms assumed the reads kept up)
   return { code: p.proc.exitCode, out: p.output.join('') }
 }
 

@@ -6,18 +6,23 @@ export interface Proc {
   name: string
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
   output: string[]
+  /** Settles once both of its outputs have been read to their end (after it exits). */
+  drained: Promise<void>
 }
 
 /** Starts `cmd` in `cwd` with `env` added to this process's; the new process joins `procs`. */
 export function spawnLogged(procs: Proc[], cwd: string, name: string, cmd: string[], env: Record<string, string> = {}): Proc {
   const proc = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  const p: Proc = { name, proc, output: [] }
+  const output: string[] = []
   const dec = new TextDecoder()
   const drain = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s) p.output.push(dec.decode(chunk))
+    for await (const chunk of s) output.push(dec.decode(chunk))
   }
-  void drain(proc.stdout)
-  void drain(proc.stderr)
+  const drained = Promise.all([drain(proc.stdout), drain(proc.stderr)]).then(
+    () => {},
+    () => {},
+  )
+  const p: Proc = { name, proc, output, drained }
   procs.push(p)
   return p
 }
