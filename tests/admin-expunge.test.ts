@@ -305,10 +305,10 @@ describe('disabled by configuration', () => {
   let off: Awaited<ReturnType<typeof startTestServer>>
   beforeAll(async () => {
     off = await startTestServer({ EXPUNGE_ENABLED: 'false' })
-  })
+  }, 120_000)
   afterAll(async () => {
     await off.stop()
-  })
+  }, 120_000)
   test('405 HAPI-0968 at every level', async () => {
     for (const path of ['', '/Patient', '/Patient/1']) {
       const res = await off.fhirFetch(`${path}/$expunge`, { method: 'POST', json: params(bool('expungeDeletedResources')) })

@@ -12,11 +12,11 @@ beforeAll(async () => {
   const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true } })
   expect(res.status).toBe(201)
   patientId = (await readJson(res)).id
-})
+}, 120_000)
 
 afterAll(async () => {
   await s.stop()
-})
+}, 120_000)
 
 async function rowCount(): Promise<number> {
   const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from resource`

@@ -13,11 +13,11 @@ beforeAll(async () => {
   const res = await s.fhirFetch('/Patient', { method: 'POST', json: { resourceType: 'Patient', active: true, name: [{ family: HOSTILE }] } })
   expect(res.status).toBe(201)
   patient = await readJson(res)
-})
+}, 120_000)
 
 afterAll(async () => {
   await s.stop()
-})
+}, 120_000)
 
 async function encodingOf(query: string, headers: Record<string, string> = {}): Promise<string> {
   const res = await s.fhirFetch(`/Patient/${patient.id}${query}`, { headers })

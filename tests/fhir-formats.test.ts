@@ -14,11 +14,11 @@ beforeAll(async () => {
   })
   expect(res.status).toBe(201)
   patient = await readJson(res)
-})
+}, 120_000)
 
 afterAll(async () => {
   await s.stop()
-})
+}, 120_000)
 
 async function rowCount(): Promise<number> {
   const [{ n }] = await s.sql<{ n: number }[]>`select count(*)::int as n from resource`

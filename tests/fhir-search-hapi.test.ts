@@ -9,11 +9,11 @@ let s: TestServer
 
 beforeAll(async () => {
   s = await startTestServer({ MAX_INCLUDED_RESOURCES: '3' })
-})
+}, 120_000)
 
 afterAll(async () => {
   await s.stop()
-})
+}, 120_000)
 
 async function create(resource: any): Promise<any> {
   const res = await s.fhirFetch(`/${resource.resourceType}`, { method: 'POST', json: resource })

@@ -98,6 +98,7 @@ async function withQuietStdout<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+// Hooks and tests elsewhere that start a server themselves, or run the programs, take the same 120 s.
 const SERVER_HOOK_TIMEOUT_MS = 120_000
 
 /** A server for the whole test file: started before its tests, stopped (database dropped) after them. */

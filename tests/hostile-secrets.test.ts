@@ -43,12 +43,12 @@ beforeAll(async () => {
   setup = await setupConnect(s, ehr)
   org = setup.org
   plain.push(ehr.clientSecret as string)
-})
+}, 120_000)
 afterAll(async () => {
   hooks?.stop()
   await ehr?.stop()
   await s?.stop()
-})
+}, 120_000)
 
 /** Every row of every table of the database, as text: what a dump holds. */
 async function dump(sql: TestServer['sql']): Promise<string> {
@@ -149,7 +149,7 @@ describe('rows from before', () => {
       await again.stop()
     }
     await s.sql`update fhir_source set client_secret = ${s.cipher.seal(ehr.clientSecret as string)} where id = ${setup.source.id}`
-  })
+  }, 120_000)
 })
 
 async function secretsCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
@@ -185,7 +185,7 @@ describe('rotation', () => {
     const { code, out } = await secretsCli({ TOKEN_ENCRYPTION_KEY: KEY_A }, 'new-key')
     expect(code).toBe(0)
     expect(out.trim()).toMatch(/^[0-9a-f]{64}$/)
-  })
+  }, 120_000)
 
   test('a new key with the old one retired opens what the old one sealed; rotate re-encrypts everything', async () => {
     const before = await sealedValues(s.sql)
@@ -200,7 +200,7 @@ describe('rotation', () => {
     for (const { where, value } of after) expect({ where, key: value.split('.')[1] }).toEqual({ where, key: idB })
     // A second rotate has nothing left to do.
     expect((await secretsCli({ TOKEN_ENCRYPTION_KEY: KEY_B }, 'rotate')).out).toContain('connection.access_token\t0 re-encrypted')
-  })
+  }, 120_000)
 
   test('after rotation the new key alone works, and the old key alone opens nothing', async () => {
     expect((await works({ TOKEN_ENCRYPTION_KEY: KEY_B })).sync).toMatchObject({ status: 'succeeded', error: null })
@@ -209,7 +209,7 @@ describe('rotation', () => {
     expect(stale.sync.error).toContain(`sealed with key ${idB}, which is neither TOKEN_ENCRYPTION_KEY nor one of TOKEN_ENCRYPTION_RETIRED_KEYS`)
     const cipherA = new SecretCipher({ current: secretKey(Buffer.from(KEY_A, 'hex')), retired: [], source: 'TOKEN_ENCRYPTION_KEY' })
     for (const { value } of await sealedValues(s.sql)) expect(() => cipherA.open(value)).toThrow()
-  })
+  }, 120_000)
 
   test('webhook deliveries are still signed with the same secret after rotation', async () => {
     const other = await startTestServer({ ...ENV, DATABASE_URL: s.config.databaseUrl as string, TOKEN_ENCRYPTION_KEY: KEY_B })
@@ -228,7 +228,7 @@ describe('rotation', () => {
     } finally {
       await other.stop()
     }
-  })
+  }, 120_000)
 })
 
 describe('where the key comes from', () => {
@@ -238,13 +238,13 @@ describe('where the key comes from', () => {
       const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: s.config.databaseUrl, REDIS_URL: 'redis://127.0.0.1:6379', PORT: '18499' }
       delete env.TOKEN_ENCRYPTION_KEY
       const proc = Bun.spawn(['bun', 'run', script], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' })
-      const guard = setTimeout(() => proc.kill(), 15_000)
+      const guard = setTimeout(() => proc.kill(), 60_000) // its start alone took 8 s on a loaded core
       const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
       clearTimeout(guard)
       expect(code).toBe(2)
       expect(`${out}${err}`).toContain('TOKEN_ENCRYPTION_KEY is required when DATABASE_URL is set')
     },
-    20_000,
+    120_000,
   )
 
   test('the embedded form generates its key once into a 0600 file beside the data directory', () => {

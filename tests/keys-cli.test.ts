@@ -10,10 +10,10 @@ let server: TestServer
 
 beforeAll(async () => {
   server = await startTestServer()
-})
+}, 120_000)
 afterAll(async () => {
   await server.stop()
-})
+}, 120_000)
 
 async function keysCli(...args: string[]): Promise<{ code: number; out: string }> {
   const proc = Bun.spawn(['bun', 'run', 'bin/keys.ts', ...args], {
@@ -44,7 +44,7 @@ describe('bun run keys', () => {
     expect(post.status).toBe(403)
     const [row] = await server.sql`select key_hash from api_key where label = 'reader'`
     expect(row.key_hash).not.toContain(key) // stored hashed, never in clear
-  })
+  }, 120_000)
 
   test('list shows keys without their secret; revoke disables a key', async () => {
     const created = await keysCli('create', 'to-revoke', 'read,write')
@@ -56,13 +56,13 @@ describe('bun run keys', () => {
     expect(list.out).not.toContain(key)
     expect((await keysCli('revoke', id)).code).toBe(0)
     expect((await server.fhirFetch('/Patient/nope', { key })).status).toBe(401)
-  })
+  }, 120_000)
 
   test('an unknown scope is refused', async () => {
     const { code, out } = await keysCli('create', 'bad', 'superuser')
     expect(code).not.toBe(0)
     expect(out).toContain('superuser')
-  })
+  }, 120_000)
 })
 
 describe('first start of a fresh database', () => {
@@ -106,5 +106,5 @@ describe('first start of a fresh database', () => {
       await admin`drop database if exists ${admin(db)} with (force)`
       await admin.end()
     }
-  })
+  }, 120_000)
 })

@@ -39,6 +39,6 @@ describe('rate limit', () => {
       local = await startTestServer({ ...LIMIT, REDIS_URL: '' })
       expect(local.config.redisUrl).toBeUndefined()
       await exhaust(local)
-    })
+    }, 120_000)
   })
 })
