@@ -263,7 +263,7 @@ describe('round trips over the shared example data', () => {
       }
       console.log(`${sub}: ${names.length - failures.length} of ${names.length} files round-tripped`)
       expect(failures).toEqual([])
-    })
+    }, 120_000) // CPU bound: 17.6 s of the suite's 30 under load
   }
 
   // STU3 content in the R4 folder: R4 replaced StructureDefinition.contextType by context.type.
@@ -319,7 +319,7 @@ test('speed: parse and serialize a large Synthea bundle (printed, not asserted)'
   const write = rate(() => toFhirXml(json))
   console.log(`XML speed over ${mb.toFixed(2)} MB (${json.entry.length} entries): parse ${parse.toFixed(1)} MB/s, serialize ${write.toFixed(1)} MB/s`)
   expect(parseFhirXml(xml)).toEqual(json)
-})
+}, 120_000) // CPU bound: 22.6 s of the suite's 30 under load
 
 /** The resource with each narrative div reduced to its XHTML content, so `'` and `&#39;` compare equal. */
 function canonical(value: any): any {
