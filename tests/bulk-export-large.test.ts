@@ -100,11 +100,16 @@ test('a large row written just before the kick-off (late until transactionTime s
   const gate = new Promise<void>((resolve) => {
     release = resolve
   })
+  let begun = () => {}
+  const open = new Promise<void>((resolve) => {
+    begun = resolve
+  })
   const held = s.sql.begin(async (tx) => {
     await tx`select 1`
+    begun()
     await gate
   })
-  await Bun.sleep(50)
+  await open // the transaction has begun before the write (a fixed 50 ms assumed it had)
   const late = { resourceType: 'Observation', id: 'big-late', status: 'final', code: { text: 'late' }, valueString: 'a\u{1F600}'.repeat(2 * MB) }
   expect((await s.fhirFetch('/Observation/big-late', { method: 'PUT', json: late })).status).toBe(201)
   const stored = (await (await s.fhirFetch('/Observation/big-late')).json()) as any
