@@ -32,7 +32,7 @@ beforeAll(async () => {
     await migrate(sql)
     pools.push(sql)
   }
-})
+}, 120_000) // a fresh database, migrated: far longer than 30 s under load (harness.ts)
 
 afterAll(async () => {
   for (const sql of pools) await sql.end()

@@ -31,4 +31,4 @@ test('0029 analyses again the tables that had statistics, and only those', async
   const [{ collation }] = await sql<{ collation: string }[]>`
     select collation_name as collation from information_schema.columns where table_name = 'idx_token' and column_name = 'value'`
   expect(collation).toBe('C')
-})
+}, 120_000) // a fresh database, migrated: far longer than 30 s under load (harness.ts)

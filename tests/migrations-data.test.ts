@@ -41,4 +41,4 @@ test('0015 fills the patient of existing token rows from their resource’s refe
     { c: string }[]
   >`select attcompression::text as c from pg_attribute where attrelid = 'bundle_job'::regclass and attname = 'results'`
   expect(results.c).toBe(lz4.ok ? 'l' : '')
-})
+}, 120_000) // a fresh database, migrated: far longer than 30 s under load (harness.ts)

@@ -28,7 +28,7 @@ test('two concurrent migrate() calls on a fresh database both succeed, each file
   // The schema is usable.
   const [t] = await a<{ n: number }[]>`select count(*)::int as n from resource`
   expect(t.n).toBe(0)
-})
+}, 120_000) // a fresh database, migrated: far longer than 30 s under load (harness.ts)
 
 test('migrating again applies nothing', async () => {
   expect(await migrate(a)).toEqual([])

@@ -279,7 +279,7 @@ beforeAll(async () => {
   await repo.transaction(async (w) => {
     for (const [n, r] of RESOURCES.entries()) await storeVersion(w, r.resourceType, r.id, r, undefined, rids[n])
   })
-})
+}, 120_000) // a fresh database, migrated: far longer than 30 s under load (harness.ts)
 
 afterAll(async () => {
   await sql?.end()

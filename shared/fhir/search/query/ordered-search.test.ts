@@ -100,7 +100,7 @@ beforeAll(async () => {
     })
   await usage('adults', { valueRange: { low: ucum(18, 'a'), high: ucum(65, 'a') } })
   await usage('thirty', { valueQuantity: ucum(30, 'a') })
-})
+}, 120_000) // a fresh database, migrated: far longer than 30 s under load (harness.ts)
 
 afterAll(async () => {
   await sql?.end()
