@@ -168,6 +168,29 @@ describe('system-level export', () => {
   })
 })
 
+describe('the status URL by POST and HEAD', () => {
+  test('POST answers as GET (HAPI takes the operation both ways), _jobId in the query or a Parameters body; HEAD gives the headers', async () => {
+    const statusUrl = await kickOff(s, '/$export?_type=Practitioner')
+    const manifest = await manifestOf(statusUrl)
+    const auth = { authorization: `Bearer ${ADMIN_KEY}` }
+    const post = await fetch(statusUrl, { method: 'POST', headers: auth })
+    expect(post.status).toBe(200)
+    expect(await post.json()).toEqual(manifest)
+    const id = new URL(statusUrl).searchParams.get('_jobId')
+    const byBody = await fetch(statusUrl.split('?')[0], {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({ resourceType: 'Parameters', parameter: [{ name: '_jobId', valueString: id }] }),
+    })
+    expect(byBody.status).toBe(200)
+    expect(await byBody.json()).toEqual(manifest)
+    const head = await fetch(statusUrl, { method: 'HEAD', headers: auth })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('expires')).toBeTruthy()
+    expect(await head.text()).toBe('')
+  })
+})
+
 describe('filters', () => {
   test('_type: only the types named', async () => {
     const m = await manifestOf(await kickOff(s, '/$export?_type=Patient,Practitioner'))

@@ -1,5 +1,5 @@
 // HTTP adapter of Bulk Data: $export kick-off (system, Patient, Group), $import kick-off, their status
-// URLs (GET, DELETE) and file downloads. The work is in shared/bulk; this file reads the request, checks
+// URLs (GET, POST, HEAD, DELETE) and file downloads. The work is in shared/bulk; this file reads the request, checks
 // the key's scope and ownership, and writes the answers the IG gives (202 + Content-Location, a manifest
 // as application/json, NDJSON files). https://hl7.org/fhir/uv/bulkdata/STU2/export.html
 import type { Principal, Scope } from '../../shared/auth/api-keys'
@@ -18,6 +18,7 @@ import type { Jobs } from '../../shared/jobs/queues'
 import { authorize } from '../http/auth'
 
 const NDJSON = 'application/fhir+ndjson'
+const STATUS_METHODS = new Set(['GET', 'HEAD', 'POST', 'DELETE'])
 
 /** True for the paths this module answers. */
 export function isBulkPath(path: string[]): boolean {
@@ -84,8 +85,9 @@ export async function handleBulk(
   if (last === '$export-poll-status' || last === '$import-poll-status') {
     const kind = last === '$export-poll-status' ? BULK_EXPORT : BULK_IMPORT
     allow(principal, kind === BULK_EXPORT ? 'export' : 'admin')
-    if (req.method !== 'GET' && req.method !== 'DELETE') throw new AppError('not-allowed', `${req.method} is not allowed on ${last}`)
-    const id = req.query.get('_jobId')
+    // GET, POST and HEAD answer the status (HAPI takes the operation by GET and POST); DELETE cancels.
+    if (!STATUS_METHODS.has(req.method)) throw new AppError('not-allowed', `${req.method} is not allowed on ${last}`)
+    const id = OperationInput.of(req).string('_jobId')
     if (!id) throw new AppError('invalid', `${last} requires a _jobId parameter`)
     const job = await bulkJobFor(ctx.repo.sql, id, kind, principal?.keyId, ttl)
     if (req.method === 'DELETE') {
