@@ -4,10 +4,9 @@
 import { AppError } from '../errors'
 import type { OperationInput } from '../fhir/operations/params'
 import type { FhirContext } from '../fhir/request'
-import { parseReference } from '../fhir/search/types/reference'
 import type { Jobs } from '../jobs/queues'
 import { BULK_EXPORT, type BulkJobHeader, startBulkJob } from './bulk-job'
-import { type ExportLevel, type ExportParams, readExportRequest } from './export-request'
+import { type ExportLevel, type ExportParams, localPatientId, readExportRequest } from './export-request'
 import type { ExportJobParams } from './export-job'
 import { typeFilters } from './export-scan'
 
@@ -53,9 +52,8 @@ async function groupPatients(ctx: FhirContext, id: string): Promise<string[]> {
   const resource = JSON.parse(group.content as string)
   const ids = new Set<string>()
   for (const m of resource.member ?? []) {
-    const ref = m?.entity?.reference
-    const target = typeof ref === 'string' ? parseReference(ref, ctx.baseUrl) : undefined
-    if (target?.targetType === 'Patient' && target.targetId) ids.add(target.targetId)
+    const id = localPatientId(m?.entity?.reference, ctx.baseUrl)
+    if (id !== undefined) ids.add(id)
   }
   return [...ids]
 }

@@ -158,12 +158,20 @@ function checkTypeFilter(filter: string, types: string[]): void {
   parseSearch([type], query, { defaultCount: 1, maxCount: 1 }) // 400 for unknown parameters and bad syntax
 }
 
-/** A `patient` value: a Reference (POST) or `Patient/id` text, relative or on this server's base (as a
- *  Group's members are read). */
+/**
+ * The id of the Patient `ref` names on this server: `Patient/id`, relative or on `baseUrl`; undefined for
+ * anything else (another type, another server, not a reference). A `patient` value and a Group's members
+ * are read by it alike.
+ */
+export function localPatientId(ref: unknown, baseUrl: string): string | undefined {
+  const target = typeof ref === 'string' ? parseReference(ref, baseUrl) : undefined
+  return target?.targetType === 'Patient' ? target.targetId || undefined : undefined
+}
+
+/** A `patient` value: a Reference (POST) or `Patient/id` text. */
 function patientId(value: unknown, baseUrl: string): string {
   const ref = typeof value === 'string' ? value : (value as { reference?: unknown })?.reference
-  const target = typeof ref === 'string' ? parseReference(ref, baseUrl) : undefined
-  if (!target?.targetId || target.targetType !== 'Patient')
-    throw new AppError('invalid', `Invalid patient parameter: expected a reference to a Patient (Patient/id), got ${JSON.stringify(value)}`)
-  return target.targetId
+  const id = localPatientId(ref, baseUrl)
+  if (id === undefined) throw new AppError('invalid', `Invalid patient parameter: expected a reference to a Patient (Patient/id), got ${JSON.stringify(value)}`)
+  return id
 }
